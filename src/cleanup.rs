@@ -1,0 +1,137 @@
+//! Removing sessions: on `endSession`, for sessions idle 24 hours, and for cleanups a dead host left
+//! unfinished.
+//!
+//! A cleanup first records, in its own committed transaction, that it has begun and which writes it
+//! covers (every write numbered up to the store's last write number). It then deletes those items in
+//! batches, one transaction each, keeping the session's totals right after every batch, and finally
+//! drops the record. A host that dies part-way leaves the record behind, and the next host to start
+//! finishes the job. Items written after the cleanup began (by another host process, say) carry a
+//! higher number and survive it.
+
+use serde::Serialize;
+
+use crate::error::CacheError;
+use crate::limits::{CLEANUP_BATCH_ITEMS, ORPHAN_AFTER_MS};
+use crate::store::{ItemAt, SessionRecord, Store};
+
+/// What a cleanup removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Removed {
+    /// How many items were deleted.
+    pub deleted_items: u64,
+    /// The sum of their `dataSize`.
+    pub freed_bytes: u64,
+}
+
+impl Removed {
+    fn add(&mut self, other: Removed) {
+        self.deleted_items += other.deleted_items;
+        self.freed_bytes += other.freed_bytes;
+    }
+}
+
+/// Removes every item of a session and its record. Ending a session that holds nothing is no error.
+///
+/// # Errors
+/// `StorageUnavailableError`; a cleanup cut short by one is finished by the next host to start.
+pub fn end_session(store: &Store, origin: &str, session_id: &str) -> Result<Removed, CacheError> {
+    let begun = store.write(|txn, dbs| {
+        let holds_items = dbs.session(txn, origin, session_id)?.is_some()
+            || dbs.items(txn, origin, session_id, None)?.next().is_some();
+        if !holds_items && dbs.ending_seq(txn, origin, session_id)?.is_none() {
+            return Ok(false);
+        }
+        let last = dbs.last_seq(txn)?;
+        dbs.mark_ending(txn, origin, session_id, last)?;
+        Ok(true)
+    })?;
+    if !begun {
+        return Ok(Removed::default());
+    }
+    finish(store, origin, session_id)
+}
+
+/// Deletes, batch by batch, the items a begun cleanup covers, then drops its record.
+///
+/// # Errors
+/// `StorageUnavailableError`.
+pub fn finish(store: &Store, origin: &str, session_id: &str) -> Result<Removed, CacheError> {
+    let mut removed = Removed::default();
+    loop {
+        let (batch, done) = store.write(|txn, dbs| {
+            let Some(covers) = dbs.ending_seq(txn, origin, session_id)? else {
+                return Ok((Removed::default(), true));
+            };
+            // Deleted items are gone from the next scan, so each batch starts from the session's
+            // first key and passes over only the items too new for this cleanup.
+            let mut victims = Vec::new();
+            let mut more = false;
+            for entry in dbs.items(txn, origin, session_id, None)? {
+                let (storage_key, meta) = entry?;
+                match meta {
+                    Ok(meta) if meta.seq > covers => continue,
+                    _ if victims.len() == CLEANUP_BATCH_ITEMS => {
+                        more = true;
+                        break;
+                    }
+                    meta => victims.push((storage_key.to_owned(), meta.ok())),
+                }
+            }
+            let mut batch = Removed::default();
+            for (storage_key, meta) in &victims {
+                let at = ItemAt { origin, session_id, storage_key };
+                batch.freed_bytes += dbs.delete_item(txn, at, meta.as_ref())?;
+                batch.deleted_items += 1;
+            }
+            if let Some(mut record) = dbs.session(txn, origin, session_id)? {
+                record.total_size = record.total_size.saturating_sub(batch.freed_bytes);
+                record.item_count = record.item_count.saturating_sub(batch.deleted_items);
+                dbs.put_session(txn, origin, session_id, &record)?;
+            }
+            if !more {
+                dbs.unmark_ending(txn, origin, session_id)?;
+            }
+            Ok((batch, !more))
+        })?;
+        removed.add(batch);
+        if done {
+            return Ok(removed);
+        }
+    }
+}
+
+/// Finishes every cleanup a host left unfinished, then removes the sessions nobody touched for 24
+/// hours. Returns how many sessions it removed.
+///
+/// # Errors
+/// `StorageUnavailableError`.
+pub fn maintain(store: &Store, now_ms: u64) -> Result<usize, CacheError> {
+    let unfinished = store.read(|txn, dbs| dbs.unfinished_cleanups(txn))?;
+    for (origin, session_id) in &unfinished {
+        let removed = finish(store, origin, session_id)?;
+        tracing::info!(%origin, session_id, removed.deleted_items, removed.freed_bytes, "finished an interrupted cleanup");
+    }
+    let cutoff = now_ms.saturating_sub(ORPHAN_AFTER_MS);
+    let idle = store.read(|txn, dbs| dbs.sessions_idle_since(txn, cutoff))?;
+    let mut orphans = 0;
+    for (origin, session_id) in &idle {
+        // Look again inside the transaction that begins the cleanup: another host may have used the
+        // session since the scan.
+        let still_idle = |record: Option<SessionRecord>| record.is_some_and(|r| r.last_accessed_at <= cutoff);
+        let begun = store.write(|txn, dbs| {
+            if !still_idle(dbs.session(txn, origin, session_id)?) {
+                return Ok(false);
+            }
+            let last = dbs.last_seq(txn)?;
+            dbs.mark_ending(txn, origin, session_id, last)?;
+            Ok(true)
+        })?;
+        if begun {
+            let removed = finish(store, origin, session_id)?;
+            tracing::info!(%origin, session_id, removed.deleted_items, removed.freed_bytes, "removed an orphaned session");
+            orphans += 1;
+        }
+    }
+    Ok(orphans + unfinished.len())
+}

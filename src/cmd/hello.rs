@@ -1,0 +1,48 @@
+//! `hello`: the handshake. Clients check `protocolVersion` and read the limits from here.
+
+use serde::Serialize;
+
+use crate::limits::{
+    MAX_DESCRIPTION_CHARS, MAX_ITEM_BYTES, MAX_REPLY_FRAME_BYTES, MAX_REQUEST_FRAME_BYTES, SESSION_QUOTA_BYTES,
+};
+
+/// The protocol this host speaks; a client built for another must refuse it.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// `hello`'s result.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HelloResult {
+    /// Bumped only by incompatible changes to the protocol.
+    protocol_version: u32,
+    /// This binary's version, for bug reports.
+    host_version: &'static str,
+    /// The limits the host enforces.
+    limits: Limits,
+}
+
+/// The limits, named as clients know them.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Limits {
+    max_item_bytes: u64,
+    session_quota_bytes: u64,
+    max_description_chars: usize,
+    max_reply_frame_bytes: usize,
+    max_request_frame_bytes: u32,
+}
+
+/// Answers `hello`; needs no store, so it works even when the store can't be opened.
+pub fn hello() -> HelloResult {
+    HelloResult {
+        protocol_version: PROTOCOL_VERSION,
+        host_version: env!("CARGO_PKG_VERSION"),
+        limits: Limits {
+            max_item_bytes: MAX_ITEM_BYTES,
+            session_quota_bytes: SESSION_QUOTA_BYTES,
+            max_description_chars: MAX_DESCRIPTION_CHARS,
+            max_reply_frame_bytes: MAX_REPLY_FRAME_BYTES,
+            max_request_frame_bytes: MAX_REQUEST_FRAME_BYTES,
+        },
+    }
+}

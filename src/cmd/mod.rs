@@ -1,0 +1,338 @@
+//! The protocol's operations, one file each.
+//!
+//! Each command is parsed from a request's [`Fields`] (every rule about its input is checked there,
+//! before the store is touched) and then applied to a [`Context`], returning a value. Commands never
+//! see the wire: the request loop serialises what they return.
+
+mod delete;
+mod end_session;
+mod hello;
+mod list;
+mod read;
+mod stats;
+mod update;
+mod write;
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::clock::Clock;
+use crate::error::{CacheError, ErrorCode, json_type_name};
+use crate::limits::{MAX_CUSTOM_METADATA_BYTES, MAX_ITEM_BYTES, SESSION_QUOTA_BYTES, TOUCH_GRANULARITY_MS};
+use crate::message::{Fields, required_string};
+use crate::rules::{check_session_id, compact_json, parse_storage_key, truncate_description};
+use crate::store::{ItemMeta, SessionRecord, Store};
+
+/// What every command runs against.
+pub struct Context {
+    /// The store, or why it could not be opened (every op but `hello` then answers with that).
+    pub store: Result<Arc<Store>, CacheError>,
+    /// The calling extension's origin; its items are apart from every other origin's.
+    pub origin: String,
+    /// The time source for timestamps and the orphan rule.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Context {
+    /// The store, or `StorageUnavailableError` saying why it couldn't be opened.
+    ///
+    /// # Errors
+    /// The error the store failed to open with.
+    pub fn store(&self) -> Result<&Store, CacheError> {
+        self.store.as_deref().map_err(Clone::clone)
+    }
+
+    /// Now, in ms since the Unix epoch.
+    pub fn now(&self) -> u64 {
+        self.clock.now_ms()
+    }
+
+    /// Refreshes a session's `lastAccessedAt` after a read, if it is stale by a minute or more;
+    /// finer refreshes would cost a disk sync per read for nothing the 24-hour rule can see.
+    fn touch(&self, session_id: &str, last_accessed_at: Option<u64>) -> Result<(), CacheError> {
+        let now = self.now();
+        if last_accessed_at.is_none_or(|last| now.saturating_sub(last) < TOUCH_GRANULARITY_MS) {
+            return Ok(());
+        }
+        self.store()?.write(|txn, dbs| {
+            if let Some(mut record) = dbs.session(txn, &self.origin, session_id)? {
+                record.last_accessed_at = record.last_accessed_at.max(now);
+                dbs.put_session(txn, &self.origin, session_id, &record)?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// A parsed request, ready to apply.
+pub enum Command {
+    /// `hello`: protocol version and limits.
+    Hello,
+    /// `write`: store an item.
+    Write(write::Write),
+    /// `read`: one item with its data, or part of it.
+    Read(read::Read),
+    /// `list`: a page of a session's items' metadata.
+    List(list::List),
+    /// `update`: change an item's data, description or custom metadata.
+    Update(update::Update),
+    /// `delete`: remove one item.
+    Delete(delete::Delete),
+    /// `endSession`: remove a session and everything in it.
+    EndSession(end_session::EndSession),
+    /// `stats`: a session's totals and quota.
+    Stats(stats::Stats),
+}
+
+/// Every op's name, as clients send it.
+pub const OPS: [&str; 8] = ["hello", "write", "read", "list", "update", "delete", "endSession", "stats"];
+
+/// What a successful command returns; serialised as the reply's `result`.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Success {
+    /// `hello`'s answer.
+    Hello(hello::HelloResult),
+    /// `write`'s and `update`'s answer: the item's metadata, never its data.
+    Metadata(CacheMetadata),
+    /// `read`'s answer.
+    Read(read::ReadResult),
+    /// `list`'s answer.
+    List(list::ListResult),
+    /// `delete`'s answer.
+    Deleted(delete::DeleteResult),
+    /// `endSession`'s answer.
+    Ended(end_session::EndResult),
+    /// `stats`' answer.
+    Stats(stats::StatsResult),
+}
+
+impl Command {
+    /// Parses the request's op and fields.
+    ///
+    /// # Errors
+    /// `InvalidRequestError` or `InvalidKeyFormatError` (or `DataTooLargeError`) saying what is wrong.
+    pub fn parse(fields: &Fields<'_>) -> Result<Command, CacheError> {
+        let op = required_string(fields.op, "op")?;
+        Ok(match op.as_str() {
+            "hello" => Command::Hello,
+            "write" => Command::Write(write::Write::parse(fields)?),
+            "read" => Command::Read(read::Read::parse(fields)?),
+            "list" => Command::List(list::List::parse(fields)?),
+            "update" => Command::Update(update::Update::parse(fields)?),
+            "delete" => Command::Delete(delete::Delete::parse(fields)?),
+            "endSession" => Command::EndSession(end_session::EndSession::parse(fields)?),
+            "stats" => Command::Stats(stats::Stats::parse(fields)?),
+            _ => {
+                return Err(CacheError::new(
+                    ErrorCode::InvalidRequestError,
+                    format!("unknown op `{}`", op.chars().take(40).collect::<String>()),
+                    format!("use one of: {}", OPS.join(", ")),
+                )
+                .expected(OPS.join(" | "))
+                .actual(op.chars().take(40).collect::<String>()));
+            }
+        })
+    }
+
+    /// Runs the command.
+    ///
+    /// # Errors
+    /// The error reply the command ends in.
+    pub fn apply(self, ctx: &Context) -> Result<Success, CacheError> {
+        match self {
+            Command::Hello => Ok(Success::Hello(hello::hello())),
+            Command::Write(cmd) => cmd.apply(ctx).map(Success::Metadata),
+            Command::Read(cmd) => cmd.apply(ctx).map(Success::Read),
+            Command::List(cmd) => cmd.apply(ctx).map(Success::List),
+            Command::Update(cmd) => cmd.apply(ctx).map(Success::Metadata),
+            Command::Delete(cmd) => cmd.apply(ctx).map(Success::Deleted),
+            Command::EndSession(cmd) => cmd.apply(ctx).map(Success::Ended),
+            Command::Stats(cmd) => cmd.apply(ctx).map(Success::Stats),
+        }
+    }
+}
+
+/// An item's metadata as clients see it: what the LLM reads instead of the data.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CacheMetadata {
+    /// `{sessionId}_{taskId}_{turnId}`.
+    pub storage_key: String,
+    /// At most 300 characters.
+    pub description: String,
+    /// When the item was last written, ms since the Unix epoch.
+    pub timestamp: u64,
+    /// Bytes of the data's compact JSON text.
+    pub data_size: u64,
+    /// The owning session.
+    pub session_id: String,
+    /// The item's task.
+    pub task_id: String,
+    /// The turn that wrote it.
+    pub turn_id: String,
+}
+
+impl CacheMetadata {
+    /// The metadata of the item stored under `storage_key` (a key already checked) with `meta`.
+    pub fn new(storage_key: &str, meta: &ItemMeta) -> Self {
+        // Stored keys were checked on write; an unreadable one lists with empty parts.
+        let parts = parse_storage_key(storage_key).unwrap_or(crate::rules::StorageKey {
+            session_id: "",
+            task_id: "",
+            turn_id: "",
+        });
+        CacheMetadata {
+            storage_key: storage_key.to_owned(),
+            description: meta.description.clone(),
+            timestamp: meta.timestamp,
+            data_size: meta.data_size,
+            session_id: parts.session_id.to_owned(),
+            task_id: parts.task_id.to_owned(),
+            turn_id: parts.turn_id.to_owned(),
+        }
+    }
+}
+
+/// Reads and checks the request's `sessionId`.
+fn session_id(fields: &Fields<'_>) -> Result<String, CacheError> {
+    let session_id = required_string(fields.session_id, "sessionId")?;
+    check_session_id("sessionId", &session_id)?;
+    Ok(session_id)
+}
+
+/// Reads the request's `storageKey` and checks it belongs to `session_id`. A key of another session
+/// is `ItemNotFoundError`, exactly as a key that was never written, so nothing leaks across sessions.
+fn storage_key_in(fields: &Fields<'_>, session_id: &str) -> Result<String, CacheError> {
+    let storage_key = required_string(fields.storage_key, "storageKey")?;
+    if parse_storage_key(&storage_key)?.session_id != session_id {
+        return Err(CacheError::item_not_found(&storage_key));
+    }
+    Ok(storage_key)
+}
+
+/// Reads a description: a non-blank string, cut to 300 characters.
+fn description(raw: Option<&RawValue>) -> Result<String, CacheError> {
+    let description = required_string(raw, "description")?;
+    if description.trim().is_empty() {
+        return Err(CacheError::invalid_field(
+            "description",
+            "a non-empty string saying what the data is (at most 300 characters)",
+            "an empty string",
+        ));
+    }
+    Ok(truncate_description(&description).into_owned())
+}
+
+/// Reads `data`: any JSON value but `null`, as compact text of at most 5 MiB.
+fn data(raw: Option<&RawValue>) -> Result<String, CacheError> {
+    let raw = raw.ok_or_else(|| CacheError::missing_field("data", "any JSON value other than null"))?;
+    let compact = compact_json(raw.get());
+    let size = compact.len() as u64;
+    if size > MAX_ITEM_BYTES {
+        return Err(CacheError::new(
+            ErrorCode::DataTooLargeError,
+            format!("data is {size} bytes; one item holds at most {MAX_ITEM_BYTES}"),
+            "split the data into chunks of at most 5 MB, write each as its own item, and say in each description which part it is",
+        )
+        .expected(MAX_ITEM_BYTES)
+        .actual(size));
+    }
+    Ok(compact.into_owned())
+}
+
+/// Reads `customMetadata`: a JSON object of at most 64 KiB.
+fn custom_metadata(raw: Option<&RawValue>) -> Result<Option<Box<RawValue>>, CacheError> {
+    let Some(raw) = raw else { return Ok(None) };
+    let expected = "a JSON object of at most 65536 bytes";
+    if json_type_name(raw.get()) != "an object" {
+        return Err(CacheError::invalid_field("customMetadata", expected, json_type_name(raw.get())));
+    }
+    let compact = compact_json(raw.get()).into_owned();
+    if compact.len() > MAX_CUSTOM_METADATA_BYTES {
+        return Err(CacheError::invalid_field(
+            "customMetadata",
+            expected,
+            format!("an object of {} bytes", compact.len()),
+        ));
+    }
+    RawValue::from_string(compact)
+        .map(Some)
+        .map_err(|_| CacheError::invalid_field("customMetadata", expected, "invalid JSON"))
+}
+
+/// The session total after replacing `freed` bytes by `requested` bytes, if it is within the quota.
+///
+/// # Errors
+/// `QuotaExceededError` with the current total, the request and the limit.
+pub fn check_quota(total: u64, freed: u64, requested: u64) -> Result<u64, CacheError> {
+    let current = total.saturating_sub(freed);
+    let new_total = current.saturating_add(requested);
+    if new_total <= SESSION_QUOTA_BYTES {
+        return Ok(new_total);
+    }
+    Err(CacheError::new(
+        ErrorCode::QuotaExceededError,
+        format!("the session holds {current} bytes; {requested} more would pass its quota of {SESSION_QUOTA_BYTES}"),
+        "delete items the task no longer needs (list shows their sizes) or store a smaller summary, then try again",
+    )
+    .expected(format!("a session total of at most {SESSION_QUOTA_BYTES} bytes"))
+    .actual(format!("{current} + {requested} = {new_total} bytes"))
+    .detail("current", current)
+    .detail("requested", requested)
+    .detail("limit", SESSION_QUOTA_BYTES))
+}
+
+/// A session record's `lastAccessedAt`, for [`Context::touch`].
+fn last_access(record: Option<SessionRecord>) -> Option<u64> {
+    record.map(|r| r.last_accessed_at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quota_arithmetic() {
+        assert_eq!(check_quota(0, 0, SESSION_QUOTA_BYTES), Ok(SESSION_QUOTA_BYTES));
+        assert_eq!(check_quota(SESSION_QUOTA_BYTES, 10, 10), Ok(SESSION_QUOTA_BYTES));
+        assert_eq!(check_quota(100, 100, 5), Ok(5));
+        let err = check_quota(SESSION_QUOTA_BYTES - 5, 0, 6).unwrap_err();
+        assert_eq!(err.code, ErrorCode::QuotaExceededError);
+        assert_eq!(err.details["current"], SESSION_QUOTA_BYTES - 5);
+        assert_eq!(err.details["requested"], 6);
+        assert_eq!(err.details["limit"], SESSION_QUOTA_BYTES);
+        assert!(check_quota(u64::MAX, 0, u64::MAX).is_err());
+    }
+
+    fn raw(json: &str) -> Box<RawValue> {
+        RawValue::from_string(json.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn data_is_compacted_and_bounded() {
+        assert_eq!(data(Some(&raw("{ \"a\" : 1 }"))).unwrap(), r#"{"a":1}"#);
+        let exact = format!("\"{}\"", "x".repeat(MAX_ITEM_BYTES as usize - 2));
+        assert_eq!(data(Some(&raw(&exact))).unwrap().len() as u64, MAX_ITEM_BYTES);
+        let over = format!("\"{}\"", "x".repeat(MAX_ITEM_BYTES as usize - 1));
+        let err = data(Some(&raw(&over))).unwrap_err();
+        assert_eq!((err.code, err.actual.clone()), (ErrorCode::DataTooLargeError, Some((MAX_ITEM_BYTES + 1).into())));
+        assert_eq!(data(None).unwrap_err().code, ErrorCode::InvalidRequestError);
+    }
+
+    #[test]
+    fn custom_metadata_must_be_a_small_object() {
+        assert_eq!(custom_metadata(Some(&raw("{ \"k\": 1 }"))).unwrap().unwrap().get(), r#"{"k":1}"#);
+        assert!(custom_metadata(Some(&raw("[1]"))).is_err());
+        let big = format!(r#"{{"k":"{}"}}"#, "x".repeat(MAX_CUSTOM_METADATA_BYTES));
+        assert!(custom_metadata(Some(&raw(&big))).is_err());
+    }
+
+    #[test]
+    fn descriptions_must_say_something() {
+        assert!(description(Some(&raw("\"  \""))).is_err());
+        assert_eq!(description(Some(&raw(&format!("\"{}\"", "d".repeat(400))))).unwrap().chars().count(), 300);
+    }
+}

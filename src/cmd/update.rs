@@ -1,0 +1,67 @@
+//! `update`: changes an existing item's data, description or custom metadata, keeping its key.
+
+use serde_json::value::RawValue;
+
+use super::{CacheMetadata, Context, check_quota, custom_metadata, data, description, session_id, storage_key_in};
+use crate::error::{CacheError, ErrorCode};
+use crate::message::Fields;
+use crate::store::{ItemAt, ItemMeta, SessionRecord};
+
+/// A parsed `update`: at least one of the three changes.
+pub struct Update {
+    session_id: String,
+    storage_key: String,
+    data: Option<String>,
+    description: Option<String>,
+    custom_metadata: Option<Box<RawValue>>,
+}
+
+impl Update {
+    /// Checks the key and whichever changes are given.
+    pub fn parse(fields: &Fields<'_>) -> Result<Update, CacheError> {
+        let session_id = session_id(fields)?;
+        let storage_key = storage_key_in(fields, &session_id)?;
+        if fields.data.is_none() && fields.description.is_none() && fields.custom_metadata.is_none() {
+            return Err(CacheError::new(
+                ErrorCode::InvalidRequestError,
+                "update changes nothing",
+                "send at least one of `data`, `description` and `customMetadata`",
+            )
+            .expected("at least one of data, description, customMetadata")
+            .actual("none of them"));
+        }
+        Ok(Update {
+            session_id,
+            storage_key,
+            data: fields.data.map(|raw| data(Some(raw))).transpose()?,
+            description: fields.description.map(|raw| description(Some(raw))).transpose()?,
+            custom_metadata: custom_metadata(fields.custom_metadata)?,
+        })
+    }
+
+    /// Rewrites the item with a new timestamp, checking the quota in the same transaction.
+    pub fn apply(self, ctx: &Context) -> Result<CacheMetadata, CacheError> {
+        let now = ctx.now();
+        let origin = ctx.origin.as_str();
+        ctx.store()?.write(|txn, dbs| {
+            let previous = dbs
+                .meta(txn, origin, &self.storage_key)?
+                .ok_or_else(|| CacheError::item_not_found(&self.storage_key))?;
+            let mut record = dbs.session(txn, origin, &self.session_id)?.unwrap_or(SessionRecord::new(now));
+            let size = self.data.as_ref().map_or(previous.data_size, |data| data.len() as u64);
+            record.total_size = check_quota(record.total_size, previous.data_size, size)?;
+            record.last_accessed_at = now;
+            let meta = ItemMeta {
+                description: self.description.clone().unwrap_or_else(|| previous.description.clone()),
+                timestamp: now,
+                data_size: size,
+                seq: dbs.next_seq(txn)?,
+                custom_metadata: self.custom_metadata.clone().or_else(|| previous.custom_metadata.clone()),
+            };
+            let at = ItemAt { origin, session_id: &self.session_id, storage_key: &self.storage_key };
+            dbs.put_item(txn, at, &meta, self.data.as_deref(), Some(&previous))?;
+            dbs.put_session(txn, origin, &self.session_id, &record)?;
+            Ok(CacheMetadata::new(&self.storage_key, &meta))
+        })
+    }
+}

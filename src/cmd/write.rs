@@ -1,0 +1,100 @@
+//! `write`: stores an item under `{sessionId}_{taskId}_{turnId}` and returns its metadata only.
+//!
+//! Missing taskId/turnId are generated. Writing an existing key replaces the item (last write wins).
+//! The quota check and the write happen in one LMDB write transaction, so the quota holds however many
+//! host processes write at once.
+
+use serde_json::value::RawValue;
+
+use super::{CacheMetadata, Context, check_quota, custom_metadata, data, description, session_id};
+use crate::error::CacheError;
+use crate::message::{Fields, optional_string};
+use crate::rules::{check_short_id, generate_id, storage_key};
+use crate::store::{ItemAt, ItemMeta, SessionRecord, StoreError};
+
+/// A parsed `write`.
+pub struct Write {
+    session_id: String,
+    task_id: Option<String>,
+    turn_id: Option<String>,
+    data: String,
+    description: String,
+    custom_metadata: Option<Box<RawValue>>,
+}
+
+impl Write {
+    /// Checks every field before the store is touched.
+    pub fn parse(fields: &Fields<'_>) -> Result<Write, CacheError> {
+        let session_id = session_id(fields)?;
+        let task_id = optional_string(fields.task_id, "taskId")?;
+        let turn_id = optional_string(fields.turn_id, "turnId")?;
+        if let Some(id) = &task_id {
+            check_short_id("taskId", id)?;
+        }
+        if let Some(id) = &turn_id {
+            check_short_id("turnId", id)?;
+        }
+        Ok(Write {
+            session_id,
+            task_id,
+            turn_id,
+            data: data(fields.data)?,
+            description: description(fields.description)?,
+            custom_metadata: custom_metadata(fields.custom_metadata)?,
+        })
+    }
+
+    /// Stores the item.
+    pub fn apply(self, ctx: &Context) -> Result<CacheMetadata, CacheError> {
+        let now = ctx.now();
+        let origin = ctx.origin.as_str();
+        let size = self.data.len() as u64;
+        ctx.store()?.write(|txn, dbs| {
+            let key = self.choose_key(|key| dbs.contains(txn, origin, key))?;
+            let mut record = dbs.session(txn, origin, &self.session_id)?.unwrap_or(SessionRecord::new(now));
+            let at = ItemAt { origin, session_id: &self.session_id, storage_key: &key };
+            let replaced = if dbs.contains(txn, origin, &key)? {
+                let previous = dbs.meta(txn, origin, &key).ok().flatten();
+                Some(dbs.delete_item(txn, at, previous.as_ref())?)
+            } else {
+                None
+            };
+            record.total_size = check_quota(record.total_size, replaced.unwrap_or(0), size)?;
+            record.item_count += u64::from(replaced.is_none());
+            record.last_accessed_at = now;
+            let meta = ItemMeta {
+                description: self.description.clone(),
+                timestamp: now,
+                data_size: size,
+                seq: dbs.next_seq(txn)?,
+                custom_metadata: self.custom_metadata.clone(),
+            };
+            dbs.put_item(txn, at, &meta, Some(&self.data), None)?;
+            dbs.put_session(txn, origin, &self.session_id, &record)?;
+            Ok(CacheMetadata::new(&key, &meta))
+        })
+    }
+
+    /// The item's key: the given ids, with a fresh random id for each one left out. A generated key
+    /// that is already taken is drawn again, so a write without ids never replaces an item.
+    fn choose_key(&self, taken: impl Fn(&str) -> Result<bool, StoreError>) -> Result<String, StoreError> {
+        const MAX_DRAWS: usize = 16;
+        let generates = self.task_id.is_none() || self.turn_id.is_none();
+        for _ in 0..MAX_DRAWS {
+            let task_id = self.task_id.clone().map_or_else(random_id, Ok)?;
+            let turn_id = self.turn_id.clone().map_or_else(random_id, Ok)?;
+            let key = storage_key(&self.session_id, &task_id, &turn_id);
+            if !generates || !taken(&key)? {
+                return Ok(key);
+            }
+        }
+        Err(CacheError::storage_unavailable("no free storage key could be generated").into())
+    }
+}
+
+/// A fresh id from the OS's secure random source.
+fn random_id() -> Result<String, StoreError> {
+    use rand::TryRng;
+    generate_id(|buf| rand::rngs::SysRng.try_fill_bytes(buf))
+        .map_err(|e| CacheError::storage_unavailable(format!("the OS random source failed: {e}")).into())
+}

@@ -1,0 +1,243 @@
+//! The native-messaging frame codec: a u32 length in native byte order, then that many bytes of JSON.
+//!
+//! Reading: [`read_frame`] yields one frame's bytes, or [`Incoming::Oversized`] for a frame longer than
+//! Chrome can send, whose bytes it reads and drops in small pieces so the stream stays in step.
+//! Writing: [`frames_for_reply`] cuts a reply longer than Chrome accepts from a host (1 MiB) into chunk
+//! frames whose `part`s concatenate to the reply's exact JSON text, and [`write_frames`] sends them.
+
+use std::io;
+
+use byteorder::{ByteOrder, NativeEndian};
+use serde::Serialize;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use crate::limits::{MAX_REPLY_FRAME_BYTES, MAX_REQUEST_FRAME_BYTES};
+
+/// One frame read from the browser.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Incoming {
+    /// A frame within the limit: its JSON bytes, not yet parsed.
+    Message(Vec<u8>),
+    /// A frame whose announced length was over the limit; its bytes were read and dropped.
+    Oversized(u32),
+}
+
+/// Reads the next frame.
+///
+/// Returns `Ok(None)` at a clean end of input (no byte of a new frame).
+///
+/// # Errors
+/// `UnexpectedEof` when input ends inside a frame, and any error of the reader.
+pub async fn read_frame<R: AsyncRead + Unpin>(reader: &mut R) -> io::Result<Option<Incoming>> {
+    let mut header = [0u8; 4];
+    let mut filled = 0;
+    while filled < header.len() {
+        match reader.read(&mut header[filled..]).await? {
+            0 if filled == 0 => return Ok(None),
+            0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+            n => filled += n,
+        }
+    }
+    let length = NativeEndian::read_u32(&header);
+    if length > MAX_REQUEST_FRAME_BYTES {
+        let skipped = tokio::io::copy(&mut reader.take(u64::from(length)), &mut tokio::io::sink()).await?;
+        if skipped < u64::from(length) {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        return Ok(Some(Incoming::Oversized(length)));
+    }
+    let mut body = vec![0u8; length as usize];
+    reader.read_exact(&mut body).await?;
+    Ok(Some(Incoming::Message(body)))
+}
+
+/// Writes frames, each with its length header, and flushes so the browser sees them at once.
+///
+/// # Errors
+/// Any error of the writer (a closed stdout is `BrokenPipe`).
+pub async fn write_frames<W: AsyncWrite + Unpin>(writer: &mut W, frames: &[String]) -> io::Result<()> {
+    for frame in frames {
+        let mut header = [0u8; 4];
+        let length = u32::try_from(frame.len()).map_err(|_| io::Error::other("frame over 4 GiB"))?;
+        NativeEndian::write_u32(&mut header, length);
+        writer.write_all(&header).await?;
+        writer.write_all(frame.as_bytes()).await?;
+    }
+    writer.flush().await
+}
+
+/// One piece of a reply too large for a single frame.
+#[derive(Serialize)]
+struct Chunk<'a> {
+    /// The request's id, already JSON, so the client can route the chunk before reassembly.
+    id: &'a serde_json::value::RawValue,
+    /// This chunk's 0-based index.
+    chunk: usize,
+    /// How many chunks make the reply.
+    chunks: usize,
+    /// The next slice of the reply's JSON text.
+    part: &'a str,
+}
+
+/// The frames that carry `reply` (a reply's whole JSON text) for the request whose id is `id`.
+///
+/// A reply of at most 1 MiB is one frame, as it is. A longer one becomes chunk frames
+/// `{"id","chunk","chunks","part"}`: the `part`s, in order, concatenate to `reply` exactly. Each part is
+/// cut by its *escaped* length, because JSON escaping grows a `"` or `\` to two bytes and a control
+/// character to six, so every frame stays within 1 MiB whatever the content.
+pub fn frames_for_reply(id: &serde_json::value::RawValue, reply: String) -> Vec<String> {
+    if reply.len() <= MAX_REPLY_FRAME_BYTES {
+        return vec![reply];
+    }
+    // The envelope around a part, with room for the largest index and count there can be
+    // (a reply has fewer chunks than bytes).
+    let digits = reply.len().to_string().len();
+    let envelope = r#"{"id":,"chunk":,"chunks":,"part":""}"#.len() + id.get().len() + 2 * digits;
+    let budget = MAX_REPLY_FRAME_BYTES.saturating_sub(envelope).max(6);
+
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let mut escaped = 0;
+    for (at, c) in reply.char_indices() {
+        let cost = escaped_len(c);
+        if escaped + cost > budget {
+            parts.push(&reply[start..at]);
+            start = at;
+            escaped = 0;
+        }
+        escaped += cost;
+    }
+    parts.push(&reply[start..]);
+
+    let chunks = parts.len();
+    parts
+        .iter()
+        .enumerate()
+        .map(|(chunk, part)| {
+            let frame = Chunk { id, chunk, chunks, part };
+            serde_json::to_string(&frame).unwrap_or_default()
+        })
+        .collect()
+}
+
+/// How many bytes `c` takes inside a JSON string as serde_json writes it.
+fn escaped_len(c: char) -> usize {
+    match c {
+        '"' | '\\' | '\u{08}' | '\u{0C}' | '\n' | '\r' | '\t' => 2,
+        '\u{00}'..='\u{1F}' => 6,
+        _ => c.len_utf8(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::value::RawValue;
+
+    use super::*;
+
+    fn raw(json: &str) -> Box<RawValue> {
+        RawValue::from_string(json.to_owned()).unwrap()
+    }
+
+    /// Checks the chunking contract for one reply: every frame fits, is JSON, and the parts rebuild it.
+    fn assert_chunks_rebuild(id: &RawValue, reply: &str) -> usize {
+        let frames = frames_for_reply(id, reply.to_owned());
+        let mut rebuilt = String::new();
+        for (index, frame) in frames.iter().enumerate() {
+            assert!(frame.len() <= MAX_REPLY_FRAME_BYTES, "frame {index} is {} bytes", frame.len());
+            let value: serde_json::Value = serde_json::from_str(frame).unwrap();
+            assert_eq!(value["id"], serde_json::from_str::<serde_json::Value>(id.get()).unwrap());
+            assert_eq!(value["chunk"], index);
+            assert_eq!(value["chunks"], frames.len());
+            rebuilt.push_str(value["part"].as_str().unwrap());
+        }
+        assert_eq!(rebuilt, reply);
+        frames.len()
+    }
+
+    #[test]
+    fn small_replies_are_one_frame() {
+        let frames = frames_for_reply(&raw("1"), r#"{"id":1,"ok":true}"#.into());
+        assert_eq!(frames, vec![r#"{"id":1,"ok":true}"#.to_owned()]);
+        let exact = "x".repeat(MAX_REPLY_FRAME_BYTES);
+        assert_eq!(frames_for_reply(&raw("1"), exact.clone()), vec![exact]);
+    }
+
+    #[test]
+    fn worst_case_content_stays_within_a_frame() {
+        let id = raw(&format!("\"{}\"", "i".repeat(256)));
+        let five_mb = 5 * 1024 * 1024;
+        let cases = [
+            "\"".repeat(five_mb),
+            "\\".repeat(five_mb),
+            "\u{01}".repeat(five_mb),
+            "😀".repeat(five_mb / 4),
+            "a\"\\\u{1F}😀\n é".repeat(five_mb / 16),
+            "x".repeat(MAX_REPLY_FRAME_BYTES + 1),
+        ];
+        for reply in &cases {
+            assert!(assert_chunks_rebuild(&id, reply) >= 2);
+        }
+    }
+
+    #[test]
+    fn control_characters_cost_six_bytes() {
+        // 6x growth: 1 MiB of \u0001 cannot fit in fewer than six frames.
+        let reply = "\u{01}".repeat(MAX_REPLY_FRAME_BYTES + 1);
+        assert!(assert_chunks_rebuild(&raw("7"), &reply) >= 6);
+    }
+
+    #[test]
+    fn escaped_len_matches_serde_json() {
+        for c in (0u32..0x800).filter_map(char::from_u32).chain(['😀', '\u{FFFF}', '\u{7F}']) {
+            let quoted = serde_json::to_string(&c.to_string()).unwrap();
+            assert_eq!(escaped_len(c), quoted.len() - 2, "{c:?}");
+        }
+    }
+
+    fn framed(bodies: &[&[u8]]) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        for body in bodies {
+            bytes.extend_from_slice(&(body.len() as u32).to_ne_bytes());
+            bytes.extend_from_slice(body);
+        }
+        bytes
+    }
+
+    #[tokio::test]
+    async fn reads_frames_until_a_clean_end() {
+        let bytes = framed(&[b"{\"a\":1}", b"{}"]);
+        let mut reader = &bytes[..];
+        assert_eq!(read_frame(&mut reader).await.unwrap(), Some(Incoming::Message(b"{\"a\":1}".to_vec())));
+        assert_eq!(read_frame(&mut reader).await.unwrap(), Some(Incoming::Message(b"{}".to_vec())));
+        assert_eq!(read_frame(&mut reader).await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn a_frame_cut_short_is_unexpected_eof() {
+        for cut in [2, 4, 6] {
+            let bytes = framed(&[b"{\"a\":1}"]);
+            let mut reader = &bytes[..cut];
+            let err = read_frame(&mut reader).await.unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof, "cut at {cut}");
+        }
+    }
+
+    #[tokio::test]
+    async fn oversized_frames_are_skipped_and_the_stream_stays_in_step() {
+        let length = MAX_REQUEST_FRAME_BYTES + 1;
+        let mut bytes = length.to_ne_bytes().to_vec();
+        bytes.resize(4 + length as usize, b'x');
+        bytes.extend(framed(&[b"{}"]));
+        let mut reader = &bytes[..];
+        assert_eq!(read_frame(&mut reader).await.unwrap(), Some(Incoming::Oversized(length)));
+        assert_eq!(read_frame(&mut reader).await.unwrap(), Some(Incoming::Message(b"{}".to_vec())));
+    }
+
+    #[tokio::test]
+    async fn writes_native_endian_headers() {
+        let mut out = Vec::new();
+        write_frames(&mut out, &["{}".to_owned(), "[1]".to_owned()]).await.unwrap();
+        assert_eq!(out, framed(&[b"{}", b"[1]"]));
+    }
+}

@@ -1,0 +1,102 @@
+//! What the command line asks for: host mode (how a browser starts us) or a word for a person.
+//!
+//! Chrome and Chromium-based browsers start a host as `llm-cache-host chrome-extension://<id>/`
+//! (on Windows followed by `--parent-window=<n>`); Firefox as `llm-cache-host <manifest path>
+//! <addon id>`. Any of these means host mode, and the caller's origin namespaces its data.
+
+/// What to do.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Launch {
+    /// Speak the protocol on stdin/stdout for the extension with this origin.
+    Host {
+        /// `chrome-extension://<id>/` or `moz-extension:<addon id>`; keys of the store start with it.
+        origin: String,
+    },
+    /// Print the usage.
+    Help,
+    /// Print the version.
+    Version,
+    /// The arguments make no sense; the text says why.
+    Invalid(String),
+}
+
+/// The scheme Chromium-based browsers use for extension origins.
+const CHROME_SCHEME: &str = "chrome-extension://";
+
+/// How Firefox add-ons' data is namespaced (Firefox passes an add-on id, not an origin).
+const FIREFOX_PREFIX: &str = "moz-extension:";
+
+/// The usage text for `--help` and for wrong arguments.
+pub const USAGE: &str = "\
+llm-cache-host: the native messaging host behind the llm_cache StorageTool.
+
+Browsers start it themselves:
+  llm-cache-host chrome-extension://<extension id>/ [--parent-window=<n>]   (Chrome, Chromium, Edge, Brave, Vivaldi)
+  llm-cache-host <manifest path> <addon id>                                  (Firefox)
+
+Other uses:
+  llm-cache-host --help       this text
+  llm-cache-host --version    the host's version
+
+Environment:
+  LLM_CACHE_DIR   data directory (default: the OS's per-user data dir + /llm-cache-host)
+  LLM_CACHE_LOG   log level or filter for <data dir>/logs (default: info)
+";
+
+/// Reads the arguments after the program name.
+pub fn parse(args: &[String]) -> Launch {
+    let Some(first) = args.first() else {
+        return Launch::Invalid("no arguments: this program is started by a browser".into());
+    };
+    if let Some(id) = first.strip_prefix(CHROME_SCHEME) {
+        let id = id.strip_suffix('/').unwrap_or(id);
+        let valid = !id.is_empty()
+            && id.len() <= 128
+            && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if !valid {
+            return Launch::Invalid(format!("{first:?} is not a chrome-extension:// origin"));
+        }
+        return Launch::Host { origin: format!("{CHROME_SCHEME}{id}/") };
+    }
+    match (first.as_str(), args.get(1)) {
+        ("-h" | "--help" | "help", _) => Launch::Help,
+        ("-V" | "--version", _) => Launch::Version,
+        (manifest, Some(addon)) if manifest.ends_with(".json") && !addon.is_empty() && !addon.starts_with('-') => {
+            Launch::Host { origin: format!("{FIREFOX_PREFIX}{addon}") }
+        }
+        _ => Launch::Invalid(format!("unknown arguments: {}", args.join(" "))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_words(words: &[&str]) -> Launch {
+        parse(&words.iter().map(|w| w.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn browser_launches_are_host_mode() {
+        let chrome = Launch::Host { origin: "chrome-extension://abcdefghijklmnopabcdefghijklmnop/".into() };
+        assert_eq!(parse_words(&["chrome-extension://abcdefghijklmnopabcdefghijklmnop/"]), chrome);
+        assert_eq!(
+            parse_words(&["chrome-extension://abcdefghijklmnopabcdefghijklmnop/", "--parent-window=6752"]),
+            chrome
+        );
+        assert_eq!(parse_words(&["chrome-extension://abcdefghijklmnopabcdefghijklmnop"]), chrome);
+        assert_eq!(
+            parse_words(&["/home/u/.mozilla/native-messaging-hosts/com.browserx.llm_cache.json", "cache@browserx.dev"]),
+            Launch::Host { origin: "moz-extension:cache@browserx.dev".into() }
+        );
+    }
+
+    #[test]
+    fn other_words() {
+        assert_eq!(parse_words(&["--help"]), Launch::Help);
+        assert_eq!(parse_words(&["--version"]), Launch::Version);
+        for bad in [&[][..], &["chrome-extension://"], &["chrome-extension://a/b/"], &["serve"], &["x.json"]] {
+            assert!(matches!(parse_words(bad), Launch::Invalid(_)), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,34 @@
+//! llm-cache-host: the native messaging host that keeps an LLM agent's cache in LMDB.
+//!
+//! A browser extension's StorageTool parks large intermediate results here and keeps only their short
+//! descriptions in the model's context. Chrome starts this binary when the extension calls
+//! `chrome.runtime.connectNative`; the two speak protocol v1 (PROTOCOL.md) over stdin and stdout.
+//!
+//! # Layout
+//! - [`frame`]: the wire codec: length-prefixed frames in, chunked replies out.
+//! - [`message`]: the request fields as they arrive and the reply envelope.
+//! - [`cmd`]: one file per operation (`hello`, `write`, `read`, `list`, `update`, `delete`,
+//!   `endSession`, `stats`); each parses its fields and returns a value.
+//! - [`store`]: the LMDB environment, its databases and transactions.
+//! - [`cleanup`]: session-end, orphan and crash-recovery cleanup.
+//! - [`host`]: the request loop over any reader and writer, and the hourly maintenance.
+//! - [`rules`]: the spec's rules for keys, ids, descriptions and data, as pure functions.
+//! - [`error`]: the error type with the spec's wire codes.
+//! - [`limits`]: every limit, defined once.
+//! - [`launch`], [`paths`], [`logging`], [`clock`]: the command line, where files live, logs, time.
+//!
+//! `main.rs` only wires these to stdin and stdout.
+
+pub mod cleanup;
+pub mod clock;
+pub mod cmd;
+pub mod error;
+pub mod frame;
+pub mod host;
+pub mod launch;
+pub mod limits;
+pub mod logging;
+pub mod message;
+pub mod paths;
+pub mod rules;
+pub mod store;

@@ -1,0 +1,51 @@
+//! Every limit of protocol v1, defined once.
+//!
+//! The host enforces these where data enters (request parsing) and reports them in the `hello` reply,
+//! so clients never have to hard-code them.
+
+/// The largest `data`, in bytes of its compact JSON text (the spec's 5 MB per item).
+pub const MAX_ITEM_BYTES: u64 = 5 * 1024 * 1024;
+
+/// The most one session may hold, summed over its items' `dataSize` (the spec's 50 MB per session).
+pub const SESSION_QUOTA_BYTES: u64 = 50 * 1024 * 1024;
+
+/// The longest description, in Unicode scalar values; longer ones are cut and end in `…`.
+pub const MAX_DESCRIPTION_CHARS: usize = 300;
+
+/// The largest `customMetadata` object, in bytes of its compact JSON text.
+pub const MAX_CUSTOM_METADATA_BYTES: usize = 64 * 1024;
+
+/// Chrome closes the port when a host sends a frame larger than this.
+pub const MAX_REPLY_FRAME_BYTES: usize = 1024 * 1024;
+
+/// Chrome never sends a frame larger than this, so a longer announced length is a broken client.
+pub const MAX_REQUEST_FRAME_BYTES: u32 = 64 * 1024 * 1024;
+
+/// How many items `list` returns when the request names no `limit`.
+pub const DEFAULT_LIST_LIMIT: usize = 100;
+
+/// The most items one `list` page may hold.
+pub const MAX_LIST_LIMIT: usize = 1000;
+
+/// A request id given as a string may be at most this long, so every error reply stays small.
+pub const MAX_ID_BYTES: usize = 256;
+
+/// A session nobody touched for this long is an orphan and is removed.
+pub const ORPHAN_AFTER_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// How often a running host looks for orphaned sessions.
+pub const ORPHAN_SWEEP_EVERY_MS: u64 = 60 * 60 * 1000;
+
+/// Reads refresh a session's `lastAccessedAt` only when it is older than this, so that a read does not
+/// cost a synchronous disk write; the 24-hour orphan rule needs nothing finer.
+pub const TOUCH_GRANULARITY_MS: u64 = 60 * 1000;
+
+/// Cleanup deletes at most this many items per write transaction, so that other hosts' writes wait
+/// for one batch at most.
+pub const CLEANUP_BATCH_ITEMS: usize = 1000;
+
+/// The LMDB map starts at this size and doubles whenever it fills up.
+pub const INITIAL_MAP_BYTES: usize = 256 * 1024 * 1024;
+
+/// The map never grows past this (it is address space, not disk: the file grows with the data).
+pub const MAX_MAP_BYTES: usize = 1 << 40;

@@ -1,0 +1,75 @@
+//! The binary: reads the command line, then serves the protocol on stdin and stdout.
+//!
+//! In host mode nothing but frames is written to stdout; messages for people go to the log file, or
+//! to stderr (which browsers keep in their own logs) before the log exists.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use llm_cache_host::clock::SystemClock;
+use llm_cache_host::cmd::Context;
+use llm_cache_host::launch::{self, Launch, USAGE};
+use llm_cache_host::store::Store;
+use llm_cache_host::{error::CacheError, host, logging, paths};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
+    match launch::parse(&args) {
+        Launch::Host { origin } => run_host(origin),
+        Launch::Help => {
+            print!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        Launch::Version => {
+            println!("llm-cache-host {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Launch::Invalid(why) => {
+            eprintln!("llm-cache-host: {why}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Host mode: stdout carries frames and nothing else from here on.
+fn run_host(origin: String) -> ExitCode {
+    let data_dir = paths::data_dir();
+    let _log_guard = match &data_dir {
+        Ok(dir) => logging::init(dir).map_err(|why| eprintln!("llm-cache-host: no log: {why}")).ok(),
+        Err(_) => None,
+    };
+    let store = data_dir
+        .map_err(CacheError::storage_unavailable)
+        .and_then(|dir| Store::open(&paths::store_dir(&dir)))
+        .map(Arc::new);
+    match &store {
+        Ok(_) => tracing::info!(%origin, version = env!("CARGO_PKG_VERSION"), "host started"),
+        Err(error) => tracing::error!(%origin, message = %error.message, "host started without a store"),
+    }
+    let ctx = Arc::new(Context { store, origin, clock: Arc::new(SystemClock) });
+
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            tracing::error!(%error, "can't start the async runtime");
+            return ExitCode::FAILURE;
+        }
+    };
+    let served = runtime.block_on(host::serve(tokio::io::stdin(), tokio::io::stdout(), ctx));
+    // stdin's reader thread may still be blocked in a read (after a broken pipe); don't wait for it.
+    runtime.shutdown_background();
+    match served {
+        Ok(()) => {
+            tracing::info!("input ended; exiting");
+            ExitCode::SUCCESS
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+            tracing::info!("the browser closed the port; exiting");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            tracing::error!(%error, "stdin or stdout failed; exiting");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,243 @@
+//! Protocol v1's wire types: the request as it arrives, and the reply envelope.
+//!
+//! A request is parsed once into [`Fields`], which borrows every field's raw JSON text from the frame;
+//! `data` and `customMetadata` stay as that text all the way into the store. Commands read typed
+//! values out of [`Fields`] with getters that turn a missing or mistyped field into a clear
+//! `InvalidRequestError`. PROTOCOL.md is the normative description of all of this.
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::error::{CacheError, ErrorCode, json_type_name};
+use crate::limits::MAX_ID_BYTES;
+
+/// A request's fields, each the raw JSON text the client sent (JSON `null` reads as absent).
+/// Fields the protocol does not know are ignored, so newer clients can add optional ones.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fields<'a> {
+    /// The request id, echoed in the reply.
+    #[serde(borrow)]
+    pub id: Option<&'a RawValue>,
+    /// Which operation to run.
+    #[serde(borrow)]
+    pub op: Option<&'a RawValue>,
+    /// The session every op but `hello` acts on.
+    #[serde(borrow)]
+    pub session_id: Option<&'a RawValue>,
+    /// `write`'s task id and `list`'s task filter.
+    #[serde(borrow)]
+    pub task_id: Option<&'a RawValue>,
+    /// `write`'s turn id.
+    #[serde(borrow)]
+    pub turn_id: Option<&'a RawValue>,
+    /// The item that `read`, `update` and `delete` act on.
+    #[serde(borrow)]
+    pub storage_key: Option<&'a RawValue>,
+    /// The cached value, kept as the client's JSON text.
+    #[serde(borrow)]
+    pub data: Option<&'a RawValue>,
+    /// The short text the LLM sees instead of the data.
+    #[serde(borrow)]
+    pub description: Option<&'a RawValue>,
+    /// The client's own annotations, a JSON object.
+    #[serde(borrow)]
+    pub custom_metadata: Option<&'a RawValue>,
+    /// `read`'s RFC 6901 pointer into the data.
+    #[serde(borrow)]
+    pub pointer: Option<&'a RawValue>,
+    /// `list`'s page size.
+    #[serde(borrow)]
+    pub limit: Option<&'a RawValue>,
+    /// `list`'s continuation from an earlier page.
+    #[serde(borrow)]
+    pub cursor: Option<&'a RawValue>,
+}
+
+impl<'a> Fields<'a> {
+    /// Parses a frame's bytes.
+    ///
+    /// # Errors
+    /// `InvalidRequestError` if the frame is not UTF-8 JSON holding one object.
+    pub fn parse(frame: &'a [u8]) -> Result<Fields<'a>, CacheError> {
+        let text = std::str::from_utf8(frame).map_err(|e| {
+            CacheError::new(
+                ErrorCode::InvalidRequestError,
+                format!("the frame is not UTF-8 (invalid byte at offset {})", e.valid_up_to()),
+                "send each message as UTF-8 JSON",
+            )
+            .expected("UTF-8 JSON text")
+            .actual("bytes that are not UTF-8")
+        })?;
+        serde_json::from_str(text).map_err(|e| {
+            let actual = match serde_json::from_str::<&RawValue>(text) {
+                Ok(value) => format!("{} (valid JSON, but not a request object: {e})", json_type_name(value.get())),
+                Err(_) => format!("invalid JSON: {e}"),
+            };
+            CacheError::new(
+                ErrorCode::InvalidRequestError,
+                "the message is not a JSON request object",
+                r#"send one JSON object per frame, like {"id": 1, "op": "hello"}"#,
+            )
+            .expected("a JSON object with `id` and `op`")
+            .actual(actual)
+        })
+    }
+
+    /// The request's id if it is usable: a string of at most 256 bytes, or an integer.
+    pub fn usable_id(&self) -> Option<&'a RawValue> {
+        let id = self.id?;
+        let usable = match serde_json::from_str::<serde_json::Value>(id.get()) {
+            Ok(serde_json::Value::String(s)) => s.len() <= MAX_ID_BYTES,
+            Ok(serde_json::Value::Number(n)) => n.is_i64() || n.is_u64(),
+            _ => false,
+        };
+        usable.then_some(id)
+    }
+
+    /// Why the id is not usable, for the error reply that must then carry `"id": null`.
+    pub fn id_error(&self) -> CacheError {
+        let expected = "a string of at most 256 bytes or an integer";
+        match self.id {
+            None => CacheError::missing_field("id", expected),
+            Some(id) => {
+                let actual = match json_type_name(id.get()) {
+                    "a string" => format!("a string of {} bytes", id.get().len() - 2),
+                    other => other.to_owned(),
+                };
+                CacheError::invalid_field("id", expected, actual)
+            }
+        }
+    }
+}
+
+/// Reads an optional string field.
+///
+/// # Errors
+/// `InvalidRequestError` if the field is there but is not a string.
+pub fn optional_string(raw: Option<&RawValue>, field: &str) -> Result<Option<String>, CacheError> {
+    raw.map(|raw| {
+        serde_json::from_str::<String>(raw.get())
+            .map_err(|_| CacheError::invalid_field(field, "a string", json_type_name(raw.get())))
+    })
+    .transpose()
+}
+
+/// Reads a string field that must be there.
+///
+/// # Errors
+/// `InvalidRequestError` if the field is missing or not a string.
+pub fn required_string(raw: Option<&RawValue>, field: &str) -> Result<String, CacheError> {
+    optional_string(raw, field)?.ok_or_else(|| CacheError::missing_field(field, "a string"))
+}
+
+/// Reads an optional non-negative integer field.
+///
+/// # Errors
+/// `InvalidRequestError` if the field is there but is not a non-negative integer.
+pub fn optional_count(raw: Option<&RawValue>, field: &str) -> Result<Option<u64>, CacheError> {
+    raw.map(|raw| {
+        serde_json::from_str::<u64>(raw.get()).map_err(|_| {
+            let actual = match json_type_name(raw.get()) {
+                "a number" => raw.get().to_owned(),
+                other => other.to_owned(),
+            };
+            CacheError::invalid_field(field, "a non-negative integer", actual)
+        })
+    })
+    .transpose()
+}
+
+/// A reply's JSON text, success or error. Only the request loop calls these, so only it serialises.
+#[derive(Serialize)]
+struct Reply<'a, T: Serialize> {
+    /// The request's id, or `null` when it had no usable one.
+    id: Option<&'a RawValue>,
+    /// Whether the request succeeded; says which of `result` and `error` is present.
+    ok: bool,
+    /// The op's result, on success.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<T>,
+    /// What went wrong, on failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a CacheError>,
+}
+
+/// The JSON text of a reply to the request whose id is `id`.
+pub fn reply_text<T: Serialize>(id: Option<&RawValue>, outcome: &Result<T, CacheError>) -> String {
+    let reply = match outcome {
+        Ok(result) => Reply { id, ok: true, result: Some(result), error: None },
+        Err(error) => Reply { id, ok: false, result: None, error: Some(error) },
+    };
+    serde_json::to_string(&reply).unwrap_or_else(|e| {
+        // Only a result that fails to serialise lands here; say so rather than send nothing.
+        let error = CacheError::storage_unavailable(format!("the reply could not be encoded: {e}"));
+        serde_json::to_string(&Reply::<()> { id, ok: false, result: None, error: Some(&error) }).unwrap_or_default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_borrow_raw_json() {
+        let frame = br#"{"id":7,"op":"write","data":{"a": [1, 2]},"unknown":true,"taskId":null}"#;
+        let fields = Fields::parse(frame).unwrap();
+        assert_eq!(fields.usable_id().unwrap().get(), "7");
+        assert_eq!(fields.data.unwrap().get(), r#"{"a": [1, 2]}"#);
+        assert!(fields.task_id.is_none());
+    }
+
+    #[test]
+    fn usable_ids() {
+        let usable = |json: &str| Fields::parse(json.as_bytes()).unwrap().usable_id().map(|id| id.get().to_owned());
+        assert_eq!(usable(r#"{"id":"abc"}"#), Some(r#""abc""#.into()));
+        assert_eq!(usable(r#"{"id":-3}"#), Some("-3".into()));
+        assert_eq!(usable(r#"{"id":18446744073709551615}"#), Some("18446744073709551615".into()));
+        for bad in [r#"{"id":1.5}"#, r#"{"id":true}"#, r#"{"id":{}}"#, r#"{"id":null}"#, r#"{}"#] {
+            assert_eq!(usable(bad), None, "{bad}");
+        }
+        let long = format!(r#"{{"id":"{}"}}"#, "x".repeat(MAX_ID_BYTES + 1));
+        assert_eq!(usable(&long), None);
+        let fields = Fields::parse(long.as_bytes()).unwrap();
+        assert_eq!(fields.id_error().actual, Some("a string of 257 bytes".into()));
+    }
+
+    #[test]
+    fn bad_frames_say_what_came() {
+        let err = Fields::parse(b"[1,2]").unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidRequestError);
+        assert!(err.actual.as_ref().unwrap().as_str().unwrap().starts_with("an array"));
+        let err = Fields::parse(b"{\"id\":").unwrap_err();
+        assert!(err.actual.as_ref().unwrap().as_str().unwrap().starts_with("invalid JSON"));
+        let err = Fields::parse(b"\xff").unwrap_err();
+        assert_eq!(err.actual, Some("bytes that are not UTF-8".into()));
+    }
+
+    #[test]
+    fn typed_getters_name_the_field_and_type() {
+        let fields = Fields::parse(br#"{"sessionId":5,"limit":"ten"}"#).unwrap();
+        let err = required_string(fields.session_id, "sessionId").unwrap_err();
+        assert_eq!(
+            (err.message.as_str(), err.actual.clone()),
+            ("`sessionId` is not a string", Some("a number".into()))
+        );
+        let err = optional_count(fields.limit, "limit").unwrap_err();
+        assert_eq!(err.actual, Some("a string".into()));
+        let err = required_string(fields.storage_key, "storageKey").unwrap_err();
+        assert_eq!(err.message, "the request has no `storageKey`");
+    }
+
+    #[test]
+    fn replies_carry_result_or_error() {
+        let id = RawValue::from_string("\"r1\"".into()).unwrap();
+        let ok: Result<_, CacheError> = Ok(serde_json::json!({"x": 1}));
+        assert_eq!(reply_text(Some(&id), &ok), r#"{"id":"r1","ok":true,"result":{"x":1}}"#);
+        let err: Result<(), _> = Err(CacheError::new(ErrorCode::ItemNotFoundError, "m", "s"));
+        assert_eq!(
+            reply_text(None, &err),
+            r#"{"id":null,"ok":false,"error":{"code":"ItemNotFoundError","message":"m","suggestion":"s"}}"#
+        );
+    }
+}

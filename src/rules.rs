@@ -1,0 +1,295 @@
+//! The spec's rules for keys, ids, descriptions and data, as pure functions.
+//!
+//! Nothing here touches the store or the wire, so each rule is tested on its own below.
+
+use std::borrow::Cow;
+
+use crate::error::{CacheError, ErrorCode};
+use crate::limits::MAX_DESCRIPTION_CHARS;
+
+/// Every sessionId starts with this (the spec's `conversationId` form).
+pub const SESSION_PREFIX: &str = "conv_";
+
+/// The most characters a sessionId may have after its `conv_` prefix.
+pub const MAX_SESSION_SUFFIX_CHARS: usize = 64;
+
+/// taskIds and turnIds are exactly this long.
+pub const ID_CHARS: usize = 8;
+
+/// The characters of taskIds and turnIds, and so of generated ids.
+const ID_ALPHABET: &[u8; 36] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+
+/// A storage key split into its three parts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StorageKey<'a> {
+    /// The session that owns the item.
+    pub session_id: &'a str,
+    /// The task the item belongs to.
+    pub task_id: &'a str,
+    /// The turn that wrote the item.
+    pub turn_id: &'a str,
+}
+
+/// Checks a sessionId: `conv_` and then 1 to 64 of `[A-Za-z0-9-]`.
+///
+/// # Errors
+/// `InvalidKeyFormatError` naming `field` (the request field or key part being checked).
+pub fn check_session_id(field: &str, value: &str) -> Result<(), CacheError> {
+    let suffix = value.strip_prefix(SESSION_PREFIX);
+    let valid = suffix.is_some_and(|s| {
+        (1..=MAX_SESSION_SUFFIX_CHARS).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    });
+    if valid { Ok(()) } else { Err(key_format_error(field, "`conv_` then 1 to 64 of [A-Za-z0-9-]", value)) }
+}
+
+/// Checks a taskId or turnId: exactly 8 of `[a-z0-9]`.
+///
+/// # Errors
+/// `InvalidKeyFormatError` naming `field`.
+pub fn check_short_id(field: &str, value: &str) -> Result<(), CacheError> {
+    let valid = value.len() == ID_CHARS && value.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    if valid { Ok(()) } else { Err(key_format_error(field, "exactly 8 of [a-z0-9]", value)) }
+}
+
+/// Splits `{sessionId}_{taskId}_{turnId}` from the right, since the `conv_` prefix has an underscore of
+/// its own, and checks every part.
+///
+/// # Errors
+/// `InvalidKeyFormatError` naming the part that is wrong.
+pub fn parse_storage_key(key: &str) -> Result<StorageKey<'_>, CacheError> {
+    let mut parts = key.rsplitn(3, '_');
+    let turn_id = parts.next().unwrap_or_default();
+    let (Some(task_id), Some(session_id)) = (parts.next(), parts.next()) else {
+        return Err(key_format_error(
+            "storageKey",
+            "{sessionId}_{taskId}_{turnId}, e.g. conv_abc123_a7b3c9d2_f4e8g1h6",
+            key,
+        ));
+    };
+    check_session_id("storageKey's sessionId part", session_id)?;
+    check_short_id("storageKey's taskId part", task_id)?;
+    check_short_id("storageKey's turnId part", turn_id)?;
+    Ok(StorageKey { session_id, task_id, turn_id })
+}
+
+/// Joins the three parts into a storage key.
+pub fn storage_key(session_id: &str, task_id: &str, turn_id: &str) -> String {
+    format!("{session_id}_{task_id}_{turn_id}")
+}
+
+fn key_format_error(field: &str, expected: &str, value: &str) -> CacheError {
+    CacheError::new(
+        ErrorCode::InvalidKeyFormatError,
+        format!("{field} is not of the form {expected}"),
+        "use the storageKey exactly as a write or list returned it; sessionIds come from the conversation and taskIds/turnIds may be left out to have them generated",
+    )
+    .expected(expected)
+    .actual(shorten(value))
+}
+
+/// Echoes a malformed id back only when it is short; a long one is described by its length.
+fn shorten(value: &str) -> String {
+    const MAX_ECHO: usize = 100;
+    if value.len() <= MAX_ECHO { value.to_owned() } else { format!("a string of {} bytes", value.len()) }
+}
+
+/// Makes an id of 8 characters of `[a-z0-9]` from random bytes, each character uniform.
+///
+/// `fill` supplies random bytes (the OS's secure generator in the host).
+///
+/// # Errors
+/// Whatever `fill` returns.
+pub fn generate_id<E>(mut fill: impl FnMut(&mut [u8]) -> Result<(), E>) -> Result<String, E> {
+    let mut id = String::with_capacity(ID_CHARS);
+    let mut buf = [0u8; 16];
+    while id.len() < ID_CHARS {
+        fill(&mut buf)?;
+        let chars = buf.iter().filter_map(|&byte| id_char(byte));
+        id.extend(chars.take(ID_CHARS - id.len()));
+    }
+    Ok(id)
+}
+
+/// Maps a random byte to an id character, or to nothing for bytes of 252 and above: 252 is the largest
+/// multiple of 36 that fits in a byte, and folding the rest in modulo 36 would favour `a` to `d`.
+fn id_char(byte: u8) -> Option<char> {
+    const ACCEPT_BELOW: u8 = 252;
+    (byte < ACCEPT_BELOW).then(|| char::from(ID_ALPHABET[usize::from(byte % 36)]))
+}
+
+/// Cuts a description to at most 300 characters, the last being `…`, never splitting a character.
+pub fn truncate_description(description: &str) -> Cow<'_, str> {
+    match description.char_indices().nth(MAX_DESCRIPTION_CHARS) {
+        None => Cow::Borrowed(description),
+        Some(_) => {
+            let keep =
+                description.char_indices().nth(MAX_DESCRIPTION_CHARS - 1).map_or(description.len(), |(at, _)| at);
+            Cow::Owned(format!("{}…", &description[..keep]))
+        }
+    }
+}
+
+/// Removes the white space between JSON tokens, so that `dataSize` is the size of the compact text
+/// whatever spacing a client used. `json` must be valid JSON (serde has checked it); text that
+/// already is compact, as Chrome sends it, is returned as it is.
+pub fn compact_json(json: &str) -> Cow<'_, str> {
+    let is_space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    if !json.bytes().any(is_space) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = Vec::with_capacity(json.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in json.as_bytes() {
+        if in_string {
+            out.push(b);
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if b == b'"' {
+            in_string = true;
+            out.push(b);
+        } else if !is_space(b) {
+            out.push(b);
+        }
+    }
+    if out.len() == json.len() {
+        return Cow::Borrowed(json);
+    }
+    // Only ASCII white space outside strings was removed, so the rest is still UTF-8.
+    Cow::Owned(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    #[test]
+    fn session_ids() {
+        for good in ["conv_a", "conv_a3f8e2b4-5c6d-7e8f-9g0h-1i2j3k4l5m6n", &format!("conv_{}", "Z".repeat(64))] {
+            assert_eq!(check_session_id("sessionId", good), Ok(()), "{good}");
+        }
+        for bad in
+            ["", "conv_", "conv", "abc_123", "conv_a_b", "conv_a b", "conv_é", &format!("conv_{}", "Z".repeat(65))]
+        {
+            let err = check_session_id("sessionId", bad).unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidKeyFormatError, "{bad}");
+            assert!(err.message.starts_with("sessionId"), "{}", err.message);
+        }
+    }
+
+    #[test]
+    fn short_ids() {
+        assert_eq!(check_short_id("taskId", "a7b3c9d2"), Ok(()));
+        for bad in ["a7b3c9d", "a7b3c9d2x", "A7B3C9D2", "a7b3-9d2", "a7b3_9d2", ""] {
+            assert!(check_short_id("taskId", bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn storage_keys_parse_from_the_right() {
+        let key = parse_storage_key("conv_a3f8-e2b4_a7b3c9d2_f4e8a1b6").unwrap();
+        assert_eq!(key, StorageKey { session_id: "conv_a3f8-e2b4", task_id: "a7b3c9d2", turn_id: "f4e8a1b6" });
+        assert_eq!(storage_key(key.session_id, key.task_id, key.turn_id), "conv_a3f8-e2b4_a7b3c9d2_f4e8a1b6");
+    }
+
+    #[test]
+    fn storage_key_errors_name_the_wrong_part() {
+        let cases = [
+            ("conv_abc_a7b3c9d2", "storageKey's sessionId part"),
+            ("nope_x_a7b3c9d2_f4e8a1b6", "storageKey's sessionId part"),
+            ("conv_abc_A7B3C9D2_f4e8a1b6", "storageKey's taskId part"),
+            ("conv_abc_a7b3c9d2_f4e8a1b", "storageKey's turnId part"),
+            ("plain", "storageKey"),
+            ("a_b", "storageKey"),
+        ];
+        for (key, part) in cases {
+            let err = parse_storage_key(key).unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidKeyFormatError);
+            assert!(err.message.starts_with(&format!("{part} is not")), "{key}: {}", err.message);
+        }
+    }
+
+    #[test]
+    fn long_bad_values_are_not_echoed() {
+        let long = "x".repeat(5000);
+        let err = check_session_id("sessionId", &long).unwrap_err();
+        assert_eq!(err.actual, Some("a string of 5000 bytes".into()));
+    }
+
+    #[test]
+    fn generated_ids_are_eight_alphabet_chars() {
+        let mut counter = 0u8;
+        let id = generate_id::<()>(|buf| {
+            for b in buf.iter_mut() {
+                *b = counter;
+                counter = counter.wrapping_add(1);
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(id, "abcdefgh");
+        assert_eq!(check_short_id("turnId", &id), Ok(()));
+    }
+
+    #[test]
+    fn generated_ids_reject_biased_bytes() {
+        // 252..=255 would map to a..d a second time; they must be skipped, not folded in.
+        let mut calls = 0;
+        let id = generate_id::<()>(|buf| {
+            calls += 1;
+            buf.fill(if calls == 1 { 255 } else { 35 });
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(id, "99999999");
+        assert_eq!(calls, 2);
+    }
+
+    #[test]
+    fn every_id_char_is_equally_likely() {
+        let mut counts = [0usize; 36];
+        for byte in 0..=255u8 {
+            if let Some(c) = id_char(byte) {
+                counts[ID_ALPHABET.iter().position(|&a| char::from(a) == c).unwrap()] += 1;
+            }
+        }
+        assert!(counts.iter().all(|&n| n == 7), "{counts:?}");
+        assert_eq!(counts.iter().sum::<usize>(), 252);
+    }
+
+    #[test]
+    fn generator_errors_pass_through() {
+        assert_eq!(generate_id(|_| Err("no entropy")), Err("no entropy"));
+    }
+
+    #[test]
+    fn descriptions_are_cut_to_300_chars_with_an_ellipsis() {
+        assert_eq!(truncate_description("short"), "short");
+        let exact = "a".repeat(300);
+        assert_eq!(truncate_description(&exact), exact);
+        let long = "é".repeat(301);
+        let cut = truncate_description(&long);
+        assert_eq!(cut.chars().count(), 300);
+        assert!(cut.ends_with('…'));
+        assert_eq!(cut.chars().filter(|&c| c == 'é').count(), 299);
+        // 4-byte characters are never split.
+        let emoji = "😀".repeat(400);
+        let cut = truncate_description(&emoji);
+        assert_eq!(cut.chars().count(), 300);
+        assert_eq!(cut.len(), 299 * 4 + '…'.len_utf8());
+    }
+
+    #[test]
+    fn json_is_compacted_outside_strings_only() {
+        assert!(matches!(compact_json(r#"{"a":[1,2]}"#), Cow::Borrowed(_)));
+        assert_eq!(compact_json("{ \"a b\" : [ 1 ,\n\t2 ] }"), r#"{"a b":[1,2]}"#);
+        assert_eq!(compact_json(r#"[ "x \" y", "\\", " " ]"#), r#"["x \" y","\\"," "]"#);
+        assert_eq!(compact_json(" \"é 😀\" "), "\"é 😀\"");
+    }
+}

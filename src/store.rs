@@ -1,0 +1,557 @@
+//! The LMDB store: its databases, their record formats, and the transactions every command runs in.
+//!
+//! One LMDB environment under `<data dir>/store` is shared by every host process (Chrome starts one
+//! per port); LMDB serialises their write transactions, so a check and the write it guards, done in
+//! one transaction, hold across processes. Accessors on [`Dbs`] take the transaction as their first
+//! argument and never commit: a command's whole update is one atomic transaction owned by
+//! [`Store::write`], which also grows the memory map when it fills up.
+//!
+//! Every key starts with the calling extension's origin and a NUL byte, so one extension's items are
+//! invisible to another's.
+
+use std::path::Path;
+use std::sync::RwLock;
+
+use heed::byteorder::BigEndian;
+use heed::types::{Bytes, Str, U64, Unit};
+use heed::{CommitOrAbort, Database, Env, EnvOpenOptions, MdbError, RoTxn, RwTxn, WithoutTls};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::error::CacheError;
+use crate::limits::{INITIAL_MAP_BYTES, MAX_MAP_BYTES};
+
+/// The names of the LMDB databases, fixed on disk.
+mod db_name {
+    pub const META: &str = "item-meta";
+    pub const DATA: &str = "item-data";
+    pub const BY_TIME: &str = "items-by-time";
+    pub const SESSIONS: &str = "sessions";
+    pub const ENDING: &str = "ending-sessions";
+    pub const COUNTERS: &str = "counters";
+}
+
+/// How many named databases the environment holds; feeds `max_dbs`.
+const NUMBER_OF_DATABASES: u32 = 6;
+
+/// The key in `counters` of the write sequence number.
+const SEQ: &str = "seq";
+
+/// A transaction that reads (and may also be a write transaction).
+pub type ReadTxn<'e> = RoTxn<'e, WithoutTls>;
+
+/// An item's metadata record, stored apart from its data so that `list` never reads the data.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ItemMeta {
+    /// The description, already cut to 300 characters.
+    pub description: String,
+    /// When the item was last written, in ms since the Unix epoch.
+    pub timestamp: u64,
+    /// Bytes of the data's compact JSON text; what the quota counts.
+    pub data_size: u64,
+    /// The store-wide write number of the last write, so that a session cleanup removes exactly the
+    /// items written before it was asked for (see `cleanup`).
+    pub seq: u64,
+    /// The client's own annotations, as the JSON text it sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom_metadata: Option<Box<RawValue>>,
+}
+
+/// A session's running totals, kept equal to the sum over its items in every transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRecord {
+    /// The sum of the session's items' `dataSize`; the quota bounds it.
+    pub total_size: u64,
+    /// How many items the session holds.
+    pub item_count: u64,
+    /// When the session's first item was written.
+    pub created_at: u64,
+    /// The last write or read; 24 hours after it the session is an orphan.
+    pub last_accessed_at: u64,
+}
+
+impl SessionRecord {
+    /// A session that holds nothing yet.
+    pub fn new(now: u64) -> Self {
+        SessionRecord { total_size: 0, item_count: 0, created_at: now, last_accessed_at: now }
+    }
+}
+
+/// Where an item lives: its extension, session and key.
+#[derive(Debug, Clone, Copy)]
+pub struct ItemAt<'a> {
+    /// The calling extension's origin.
+    pub origin: &'a str,
+    /// The item's session (the first part of its key).
+    pub session_id: &'a str,
+    /// The item's storage key.
+    pub storage_key: &'a str,
+}
+
+/// One item of a scan: its storage key and its metadata, or why the metadata can't be read.
+pub type ItemEntry<'t> = Result<(&'t str, Result<ItemMeta, CacheError>), StoreError>;
+
+/// A failure inside a transaction: LMDB's own, or a command's verdict that aborts the transaction.
+#[derive(Debug)]
+pub enum StoreError {
+    /// LMDB failed; mapped to `StorageUnavailableError` unless the map only needs to grow.
+    Heed(heed::Error),
+    /// The command refused (quota, not found, ...); the transaction is aborted.
+    Cache(CacheError),
+}
+
+impl From<heed::Error> for StoreError {
+    fn from(error: heed::Error) -> Self {
+        StoreError::Heed(error)
+    }
+}
+
+impl From<CacheError> for StoreError {
+    fn from(error: CacheError) -> Self {
+        StoreError::Cache(error)
+    }
+}
+
+impl From<StoreError> for CacheError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::Cache(error) => error,
+            StoreError::Heed(error) => CacheError::storage_unavailable(error),
+        }
+    }
+}
+
+/// The typed databases of the store.
+pub struct Dbs {
+    /// `origin NUL storageKey` -> [`ItemMeta`] as JSON.
+    meta: Database<'static, Bytes, Bytes>,
+    /// `origin NUL storageKey` -> the data's compact JSON text.
+    data: Database<'static, Bytes, Bytes>,
+    /// `origin NUL sessionId NUL timestamp(u64 BE) storageKey` -> nothing: a session's items in time
+    /// order, so `list` pages newest first without sorting.
+    by_time: Database<'static, Bytes, Unit>,
+    /// `origin NUL sessionId` -> [`SessionRecord`] as JSON.
+    sessions: Database<'static, Bytes, Bytes>,
+    /// `origin NUL sessionId` -> the write number at which its cleanup was asked for: a cleanup that
+    /// has begun and not yet finished, finished by the next host to start if this one dies.
+    ending: Database<'static, Bytes, U64<BigEndian>>,
+    /// Store-wide counters: `seq`, the number of the last write.
+    counters: Database<'static, Str, U64<BigEndian>>,
+}
+
+/// The opened store.
+pub struct Store {
+    /// The LMDB environment, shared with every other host process through its lock file.
+    env: Env<WithoutTls>,
+    /// The databases inside it.
+    dbs: Dbs,
+    /// Held shared by every transaction and exclusively while the map is resized, because LMDB
+    /// allows a resize only while this process has no transaction open.
+    txn_gate: RwLock<()>,
+}
+
+/// The bytes of `origin NUL rest`, the shape of every key.
+fn scoped(origin: &str, rest: &[&str]) -> Vec<u8> {
+    let mut key = Vec::with_capacity(origin.len() + 1 + rest.iter().map(|s| s.len()).sum::<usize>());
+    key.extend_from_slice(origin.as_bytes());
+    key.push(0);
+    for part in rest {
+        key.extend_from_slice(part.as_bytes());
+    }
+    key
+}
+
+/// The key of an item in `meta` and `data`.
+pub fn item_key(origin: &str, storage_key: &str) -> Vec<u8> {
+    scoped(origin, &[storage_key])
+}
+
+/// The key of a session in `sessions` and `ending`.
+pub fn session_key(origin: &str, session_id: &str) -> Vec<u8> {
+    scoped(origin, &[session_id])
+}
+
+/// The prefix, in `meta` and `data`, of every item of a session (or, with a taskId, of one task).
+pub fn items_prefix(origin: &str, session_id: &str, task_id: Option<&str>) -> Vec<u8> {
+    match task_id {
+        Some(task_id) => scoped(origin, &[session_id, "_", task_id, "_"]),
+        None => scoped(origin, &[session_id, "_"]),
+    }
+}
+
+/// The prefix, in `by_time`, of a session's entries.
+pub fn time_prefix(origin: &str, session_id: &str) -> Vec<u8> {
+    let mut key = scoped(origin, &[session_id]);
+    key.push(0);
+    key
+}
+
+/// A session's entry in `by_time` for an item written at `timestamp`.
+pub fn time_key(origin: &str, session_id: &str, timestamp: u64, storage_key: &str) -> Vec<u8> {
+    let mut key = time_prefix(origin, session_id);
+    key.extend_from_slice(&timestamp.to_be_bytes());
+    key.extend_from_slice(storage_key.as_bytes());
+    key
+}
+
+/// Splits a `by_time` key after its prefix into the timestamp and storage key.
+pub fn split_time_key(rest: &[u8]) -> Option<(u64, &str)> {
+    let (timestamp, key) = rest.split_first_chunk::<8>()?;
+    Some((u64::from_be_bytes(*timestamp), std::str::from_utf8(key).ok()?))
+}
+
+/// The storage key in an item key (the part after the origin).
+pub fn storage_key_of(item_key: &[u8]) -> &str {
+    let after = item_key.iter().position(|&b| b == 0).map_or(0, |at| at + 1);
+    std::str::from_utf8(&item_key[after..]).unwrap_or_default()
+}
+
+impl Store {
+    /// Opens (creating if needed) the store in `dir`, with LMDB's default durable commits.
+    ///
+    /// # Errors
+    /// `StorageUnavailableError` saying why the store can't be opened.
+    pub fn open(dir: &Path) -> Result<Store, CacheError> {
+        Store::open_with_map_size(dir, INITIAL_MAP_BYTES)
+    }
+
+    /// [`Store::open`] with a chosen first map size; tests use a small one to make the map fill up.
+    ///
+    /// # Errors
+    /// `StorageUnavailableError` saying why the store can't be opened.
+    pub fn open_with_map_size(dir: &Path, map_size: usize) -> Result<Store, CacheError> {
+        let unavailable = |what: &str, e: &dyn std::fmt::Display| {
+            CacheError::storage_unavailable(format!("{what} {}: {e}", dir.display()))
+        };
+        crate::paths::create_private_dir(dir).map_err(|e| unavailable("can't create", &e))?;
+        // SAFETY: the files are only ever opened through LMDB, whose lock file coordinates every process
+        // using them; we use no unsafe flags (NO_LOCK, NO_SYNC), so commits are durable.
+        let env = unsafe {
+            EnvOpenOptions::new().read_txn_without_tls().map_size(map_size).max_dbs(NUMBER_OF_DATABASES).open(dir)
+        }
+        .map_err(|e| unavailable("can't open the LMDB store in", &e))?;
+        // A host killed inside a read transaction leaves its reader slot taken; free those.
+        let cleared = env.clear_stale_readers().map_err(|e| unavailable("can't check readers of", &e))?;
+        if cleared > 0 {
+            tracing::info!(cleared, "cleared stale reader slots");
+        }
+        let wtxn = env.write_txn().map_err(|e| unavailable("can't write to", &e))?;
+        let dbs = env
+            .create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
+                Ok(CommitOrAbort::<_, ()>::Commit((
+                    opener.create_database(wtxn, Some(db_name::META))?,
+                    opener.create_database(wtxn, Some(db_name::DATA))?,
+                    opener.create_database(wtxn, Some(db_name::BY_TIME))?,
+                    opener.create_database(wtxn, Some(db_name::SESSIONS))?,
+                    opener.create_database(wtxn, Some(db_name::ENDING))?,
+                    opener.create_database(wtxn, Some(db_name::COUNTERS))?,
+                )))
+            })
+            .map_err(|e| unavailable("can't create the databases of", &e))?
+            .unwrap_commit();
+        let (meta, data, by_time, sessions, ending, counters) = dbs;
+        Ok(Store { env, dbs: Dbs { meta, data, by_time, sessions, ending, counters }, txn_gate: RwLock::new(()) })
+    }
+
+    /// Runs `f` in a read transaction.
+    ///
+    /// # Errors
+    /// What `f` returns, or `StorageUnavailableError`.
+    pub fn read<T>(&self, mut f: impl FnMut(&ReadTxn<'_>, &Dbs) -> Result<T, StoreError>) -> Result<T, CacheError> {
+        self.retrying(|store| {
+            let _gate = store.txn_gate.read().unwrap_or_else(|e| e.into_inner());
+            let rtxn = store.env.read_txn()?;
+            f(&rtxn, &store.dbs)
+        })
+    }
+
+    /// Runs `f` in a write transaction and commits it if `f` succeeds; aborts it otherwise.
+    ///
+    /// If the memory map fills up, the transaction is aborted, the map doubled and `f` run again, so
+    /// `f` must not have effects outside the transaction.
+    ///
+    /// # Errors
+    /// What `f` returns, or `StorageUnavailableError` (the disk is full, the map can't grow, ...).
+    pub fn write<T>(&self, mut f: impl FnMut(&mut RwTxn<'_>, &Dbs) -> Result<T, StoreError>) -> Result<T, CacheError> {
+        self.retrying(|store| {
+            let _gate = store.txn_gate.read().unwrap_or_else(|e| e.into_inner());
+            let mut wtxn = store.env.write_txn()?;
+            let value = f(&mut wtxn, &store.dbs)?;
+            wtxn.commit()?;
+            Ok(value)
+        })
+    }
+
+    /// Runs a transaction, growing the map when it is full and adopting the size another process gave
+    /// it when it was resized, then trying again.
+    fn retrying<T>(&self, mut attempt: impl FnMut(&Store) -> Result<T, StoreError>) -> Result<T, CacheError> {
+        const MAX_ATTEMPTS: usize = 16;
+        for _ in 0..MAX_ATTEMPTS {
+            match attempt(self) {
+                Err(StoreError::Heed(heed::Error::Mdb(MdbError::MapFull))) => self.grow_map()?,
+                Err(StoreError::Heed(heed::Error::Mdb(MdbError::MapResized))) => self.resize_map(0)?,
+                other => return other.map_err(CacheError::from),
+            }
+        }
+        Err(CacheError::storage_unavailable("the store's memory map could not be grown"))
+    }
+
+    /// Doubles the memory map (LMDB grows the file only as data is written).
+    fn grow_map(&self) -> Result<(), CacheError> {
+        let current = self.env.info().map_size;
+        if current >= MAX_MAP_BYTES {
+            return Err(CacheError::storage_unavailable(format!("the store is full at {current} bytes")));
+        }
+        let new_size = (current * 2).min(MAX_MAP_BYTES);
+        tracing::info!(from = current, to = new_size, "growing the LMDB map");
+        self.resize_map(new_size)
+    }
+
+    /// Sets the map size (0: the size another process last committed), with no transaction open.
+    fn resize_map(&self, new_size: usize) -> Result<(), CacheError> {
+        let _gate = self.txn_gate.write().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: holding the gate exclusively means no transaction of this process is open.
+        unsafe { self.env.resize(new_size) }.map_err(CacheError::storage_unavailable)
+    }
+}
+
+impl Dbs {
+    /// An item's metadata, or `None` if there is no item under `storage_key`.
+    ///
+    /// # Errors
+    /// `CorruptedDataError` if the record can't be decoded.
+    pub fn meta(&self, txn: &ReadTxn<'_>, origin: &str, storage_key: &str) -> Result<Option<ItemMeta>, StoreError> {
+        let Some(bytes) = self.meta.get(txn, &item_key(origin, storage_key))? else {
+            return Ok(None);
+        };
+        decode_meta(storage_key, bytes).map(Some)
+    }
+
+    /// Whether anything (metadata or data, readable or not) is stored under `storage_key`.
+    pub fn contains(&self, txn: &ReadTxn<'_>, origin: &str, storage_key: &str) -> Result<bool, StoreError> {
+        let key = item_key(origin, storage_key);
+        Ok(self.meta.get(txn, &key)?.is_some() || self.data.get(txn, &key)?.is_some())
+    }
+
+    /// An item's data, as the compact JSON text that was written.
+    ///
+    /// # Errors
+    /// `CorruptedDataError` if the metadata exists but the data does not or is not UTF-8.
+    pub fn data<'t>(&self, txn: &'t ReadTxn<'_>, origin: &str, storage_key: &str) -> Result<&'t str, StoreError> {
+        let bytes = self
+            .data
+            .get(txn, &item_key(origin, storage_key))?
+            .ok_or_else(|| CacheError::corrupted(storage_key, "its data is missing"))?;
+        std::str::from_utf8(bytes).map_err(|_| CacheError::corrupted(storage_key, "its data is not UTF-8").into())
+    }
+
+    /// Stores an item, replacing `previous` (its old metadata) if there was one.
+    pub fn put_item(
+        &self,
+        txn: &mut RwTxn<'_>,
+        at: ItemAt<'_>,
+        meta: &ItemMeta,
+        data: Option<&str>,
+        previous: Option<&ItemMeta>,
+    ) -> Result<(), StoreError> {
+        let ItemAt { origin, session_id, storage_key } = at;
+        let key = item_key(origin, storage_key);
+        let encoded = serde_json::to_vec(meta).map_err(|e| heed::Error::Encoding(Box::new(e)))?;
+        self.meta.put(txn, &key, &encoded)?;
+        if let Some(data) = data {
+            self.data.put(txn, &key, data.as_bytes())?;
+        }
+        if let Some(previous) = previous {
+            self.by_time.delete(txn, &time_key(origin, session_id, previous.timestamp, storage_key))?;
+        }
+        self.by_time.put(txn, &time_key(origin, session_id, meta.timestamp, storage_key), &())?;
+        Ok(())
+    }
+
+    /// Removes an item whose metadata is `meta` (or whose metadata could not be decoded, `None`) and
+    /// returns the bytes it freed: the length of its data, which is its `dataSize` even when the
+    /// metadata is unreadable.
+    pub fn delete_item(&self, txn: &mut RwTxn<'_>, at: ItemAt<'_>, meta: Option<&ItemMeta>) -> Result<u64, StoreError> {
+        let ItemAt { origin, session_id, storage_key } = at;
+        let key = item_key(origin, storage_key);
+        let freed = self.data.get(txn, &key)?.map_or(0, |data| data.len() as u64);
+        self.meta.delete(txn, &key)?;
+        self.data.delete(txn, &key)?;
+        match meta {
+            Some(meta) => {
+                self.by_time.delete(txn, &time_key(origin, session_id, meta.timestamp, storage_key))?;
+            }
+            None => self.delete_time_entries_of(txn, origin, session_id, storage_key)?,
+        }
+        Ok(freed)
+    }
+
+    /// Removes the `by_time` entries of one item when its timestamp is unknown (a corrupted record).
+    fn delete_time_entries_of(
+        &self,
+        txn: &mut RwTxn<'_>,
+        origin: &str,
+        session_id: &str,
+        storage_key: &str,
+    ) -> Result<(), StoreError> {
+        let prefix = time_prefix(origin, session_id);
+        let stale: Vec<Vec<u8>> = self
+            .by_time
+            .prefix_iter(txn, &prefix)?
+            .filter_map(|entry| entry.ok().map(|(key, ())| key))
+            .filter(|key| split_time_key(&key[prefix.len()..]).is_some_and(|(_, k)| k == storage_key))
+            .map(<[u8]>::to_vec)
+            .collect();
+        for key in stale {
+            self.by_time.delete(txn, &key)?;
+        }
+        Ok(())
+    }
+
+    /// The items of a session (or of one of its tasks) in key order, as `(storageKey, metadata)`;
+    /// an undecodable record comes as `Err` with its key.
+    pub fn items<'t>(
+        &self,
+        txn: &'t ReadTxn<'_>,
+        origin: &str,
+        session_id: &str,
+        task_id: Option<&str>,
+    ) -> Result<impl Iterator<Item = ItemEntry<'t>> + 't, StoreError> {
+        let prefix = items_prefix(origin, session_id, task_id);
+        let iter = self.meta.prefix_iter(txn, &prefix)?;
+        Ok(iter.map(|entry| {
+            let (key, bytes) = entry?;
+            let storage_key = storage_key_of(key);
+            let meta = decode_meta(storage_key, bytes).map_err(CacheError::from);
+            Ok((storage_key, meta))
+        }))
+    }
+
+    /// The storage keys of a session, newest first, starting strictly after `after` (a timestamp and
+    /// key from an earlier page) when given.
+    pub fn keys_newest_first<'t>(
+        &self,
+        txn: &'t ReadTxn<'_>,
+        origin: &str,
+        session_id: &str,
+        after: Option<(u64, &str)>,
+    ) -> Result<impl Iterator<Item = Result<(u64, &'t str), StoreError>> + 't, StoreError> {
+        let prefix = time_prefix(origin, session_id);
+        let start = prefix.len();
+        let upper = match after {
+            Some((timestamp, key)) => time_key(origin, session_id, timestamp, key),
+            None => {
+                let mut end = prefix.clone();
+                *end.last_mut().unwrap_or(&mut 0) = 1;
+                end
+            }
+        };
+        let range = (std::ops::Bound::Included(prefix.as_slice()), std::ops::Bound::Excluded(upper.as_slice()));
+        let iter = self.by_time.rev_range(txn, &range)?;
+        Ok(iter.map(move |entry| {
+            let (key, ()) = entry?;
+            split_time_key(&key[start..]).ok_or_else(|| heed::Error::Decoding("bad time index key".into()).into())
+        }))
+    }
+
+    /// A session's totals, or `None` if it holds nothing.
+    pub fn session(
+        &self,
+        txn: &ReadTxn<'_>,
+        origin: &str,
+        session_id: &str,
+    ) -> Result<Option<SessionRecord>, StoreError> {
+        let Some(bytes) = self.sessions.get(txn, &session_key(origin, session_id))? else {
+            return Ok(None);
+        };
+        serde_json::from_slice(bytes).map(Some).map_err(|e| heed::Error::Decoding(Box::new(e)).into())
+    }
+
+    /// Saves a session's totals, or removes the record when the session holds no item.
+    pub fn put_session(
+        &self,
+        txn: &mut RwTxn<'_>,
+        origin: &str,
+        session_id: &str,
+        record: &SessionRecord,
+    ) -> Result<(), StoreError> {
+        let key = session_key(origin, session_id);
+        if record.item_count == 0 {
+            self.sessions.delete(txn, &key)?;
+        } else {
+            let encoded = serde_json::to_vec(record).map_err(|e| heed::Error::Encoding(Box::new(e)))?;
+            self.sessions.put(txn, &key, &encoded)?;
+        }
+        Ok(())
+    }
+
+    /// Every session of every origin whose last access is at or before `cutoff`, as `(origin, sessionId)`.
+    pub fn sessions_idle_since(&self, txn: &ReadTxn<'_>, cutoff: u64) -> Result<Vec<(String, String)>, StoreError> {
+        let mut idle = Vec::new();
+        for entry in self.sessions.iter(txn)? {
+            let (key, bytes) = entry?;
+            let Ok(record) = serde_json::from_slice::<SessionRecord>(bytes) else {
+                continue;
+            };
+            if record.last_accessed_at <= cutoff {
+                idle.push(split_scoped(key));
+            }
+        }
+        Ok(idle)
+    }
+
+    /// The write number of the store's last write.
+    pub fn last_seq(&self, txn: &ReadTxn<'_>) -> Result<u64, StoreError> {
+        Ok(self.counters.get(txn, SEQ)?.unwrap_or(0))
+    }
+
+    /// Takes the next write number.
+    pub fn next_seq(&self, txn: &mut RwTxn<'_>) -> Result<u64, StoreError> {
+        let next = self.last_seq(txn)? + 1;
+        self.counters.put(txn, SEQ, &next)?;
+        Ok(next)
+    }
+
+    /// Records that a session's cleanup has begun, covering writes up to `seq`.
+    pub fn mark_ending(&self, txn: &mut RwTxn<'_>, origin: &str, session_id: &str, seq: u64) -> Result<(), StoreError> {
+        let key = session_key(origin, session_id);
+        let seq = self.ending.get(txn, &key)?.map_or(seq, |earlier| earlier.max(seq));
+        self.ending.put(txn, &key, &seq)?;
+        Ok(())
+    }
+
+    /// The write number a session's unfinished cleanup covers, if one has begun.
+    pub fn ending_seq(&self, txn: &ReadTxn<'_>, origin: &str, session_id: &str) -> Result<Option<u64>, StoreError> {
+        Ok(self.ending.get(txn, &session_key(origin, session_id))?)
+    }
+
+    /// Records that a session's cleanup has finished.
+    pub fn unmark_ending(&self, txn: &mut RwTxn<'_>, origin: &str, session_id: &str) -> Result<(), StoreError> {
+        self.ending.delete(txn, &session_key(origin, session_id))?;
+        Ok(())
+    }
+
+    /// Every cleanup that has begun and not finished, as `(origin, sessionId)`.
+    pub fn unfinished_cleanups(&self, txn: &ReadTxn<'_>) -> Result<Vec<(String, String)>, StoreError> {
+        let mut pending = Vec::new();
+        for entry in self.ending.iter(txn)? {
+            let (key, _) = entry?;
+            pending.push(split_scoped(key));
+        }
+        Ok(pending)
+    }
+}
+
+/// Splits `origin NUL rest` into its two strings.
+fn split_scoped(key: &[u8]) -> (String, String) {
+    let at = key.iter().position(|&b| b == 0).unwrap_or(key.len());
+    let rest = key.get(at + 1..).unwrap_or_default();
+    (String::from_utf8_lossy(&key[..at]).into_owned(), String::from_utf8_lossy(rest).into_owned())
+}
+
+fn decode_meta(storage_key: &str, bytes: &[u8]) -> Result<ItemMeta, StoreError> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| CacheError::corrupted(storage_key, format!("its metadata can't be read ({e})")).into())
+}
