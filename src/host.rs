@@ -95,9 +95,9 @@ pub fn handle(ctx: &Context, bytes: &[u8]) -> Vec<String> {
     let reply = reply_text(id, &outcome);
     // Ids, keys, sizes and codes only: descriptions and data are people's emails and documents.
     tracing::info!(
-        op = fields.op.map(RawValue::get),
-        session = fields.session_id.map(RawValue::get),
-        key = fields.storage_key.map(RawValue::get),
+        op = %loggable(fields.op),
+        session = %loggable(fields.session_id),
+        key = %loggable(fields.storage_key),
         bytes_in = bytes.len(),
         bytes_out = reply.len(),
         micros = started.elapsed().as_micros() as u64,
@@ -105,6 +105,18 @@ pub fn handle(ctx: &Context, bytes: &[u8]) -> Vec<String> {
         "request"
     );
     frames_for_reply(id.unwrap_or(null), reply)
+}
+
+/// An id field as it may be logged: a short string as it is, anything else by its type only, since
+/// a client that put data in the wrong field must not get it into the log.
+fn loggable(raw: Option<&RawValue>) -> String {
+    const MAX_LOGGED: usize = 100;
+    match raw.map(|raw| serde_json::from_str::<String>(raw.get())) {
+        None => String::new(),
+        Some(Ok(text)) if text.len() <= MAX_LOGGED => text,
+        Some(Ok(text)) => format!("<a string of {} bytes>", text.len()),
+        Some(Err(_)) => format!("<{}>", crate::error::json_type_name(raw.map_or("", RawValue::get))),
+    }
 }
 
 fn oversized(length: u32) -> CacheError {

@@ -1,0 +1,306 @@
+//! Drives the real binary over pipes, as Chrome does: frames in, frames out.
+//!
+//! Every byte the host writes to stdout is checked to be a frame of at most 1 MiB holding JSON, and
+//! chunked replies are reassembled, so tests see whole replies.
+
+#![allow(dead_code)] // Each test file uses a different part of this.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::thread;
+
+use serde_json::Value;
+
+/// The origin tests run as, unless they say otherwise.
+pub const ORIGIN: &str = "chrome-extension://testextensionaaaaaaaaaaaaaaaaaa/";
+
+/// The largest frame the host may send.
+pub const MAX_REPLY_FRAME: usize = 1024 * 1024;
+
+/// The host binary cargo built for these tests.
+pub fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_llm-cache-host")
+}
+
+/// A command that starts the host in host mode for `origin` with its data in `dir`.
+pub fn host_command(dir: &Path, origin: &str) -> Command {
+    host_command_with_args(dir, &[origin.to_owned()])
+}
+
+/// A command that starts the host with these arguments (a browser's launch line), data in `dir`.
+pub fn host_command_with_args(dir: &Path, args: &[String]) -> Command {
+    let mut command = Command::new(binary());
+    command
+        .args(args)
+        .env("LLM_CACHE_DIR", dir)
+        .env_remove("LLM_CACHE_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// One frame: a native-endian u32 length and the bytes.
+pub fn frame(body: &[u8]) -> Vec<u8> {
+    let mut bytes = (body.len() as u32).to_ne_bytes().to_vec();
+    bytes.extend_from_slice(body);
+    bytes
+}
+
+/// A request as a frame.
+pub fn request_frame(request: &Value) -> Vec<u8> {
+    frame(request.to_string().as_bytes())
+}
+
+/// What a host run wrote and how it ended.
+pub struct Output {
+    /// The replies, with chunked ones reassembled, in the order they came.
+    pub replies: Vec<Value>,
+    /// How many frames carried them.
+    pub frames: usize,
+    /// The host's exit status.
+    pub status: ExitStatus,
+    /// Whatever the host wrote to stderr.
+    pub stderr: String,
+}
+
+/// Runs the host with `input` on stdin (written from its own thread, so a full pipe can't deadlock),
+/// closes stdin, and collects everything it writes.
+pub fn run_host(dir: &Path, origin: &str, input: Vec<u8>) -> Output {
+    let mut child = host_command(dir, origin).spawn().expect("start the host");
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = thread::spawn(move || {
+        // The host may exit before reading everything (it stops at a cut frame); that is not a failure here.
+        let _ = stdin.write_all(&input);
+    });
+    let mut stdout = Vec::new();
+    child.stdout.take().unwrap().read_to_end(&mut stdout).unwrap();
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let status = child.wait().unwrap();
+    feeder.join().unwrap();
+    let frames = split_frames(&stdout);
+    let count = frames.len();
+    Output { replies: reassemble(frames), frames: count, status, stderr }
+}
+
+/// Splits stdout into frames, failing the test on anything that is not a whole frame of at most
+/// 1 MiB holding one JSON object.
+pub fn split_frames(mut bytes: &[u8]) -> Vec<Value> {
+    let mut frames = Vec::new();
+    while !bytes.is_empty() {
+        assert!(bytes.len() >= 4, "stdout ends with {} stray bytes", bytes.len());
+        let length = u32::from_ne_bytes(bytes[..4].try_into().unwrap()) as usize;
+        assert!(length <= MAX_REPLY_FRAME, "a frame of {length} bytes is over 1 MiB");
+        assert!(bytes.len() >= 4 + length, "stdout ends inside a frame");
+        let value: Value = serde_json::from_slice(&bytes[4..4 + length]).expect("every frame is JSON");
+        assert!(value.is_object(), "every frame is a JSON object: {value}");
+        frames.push(value);
+        bytes = &bytes[4 + length..];
+    }
+    frames
+}
+
+/// Joins chunk frames into the replies they carry; other frames are replies already.
+pub fn reassemble(frames: Vec<Value>) -> Vec<Value> {
+    let mut replies = Vec::new();
+    let mut text = String::new();
+    let mut next_chunk = 0;
+    for frame in frames {
+        let Some(chunk) = frame.get("chunk").and_then(Value::as_u64) else {
+            assert_eq!(next_chunk, 0, "a reply came in the middle of a chunked one");
+            replies.push(frame);
+            continue;
+        };
+        let chunks = frame["chunks"].as_u64().expect("a chunk says how many chunks there are");
+        assert_eq!(chunk, next_chunk, "chunks come in order");
+        text.push_str(frame["part"].as_str().expect("a chunk has a string part"));
+        next_chunk += 1;
+        if next_chunk == chunks {
+            let reply: Value = serde_json::from_str(&text).expect("the parts make one JSON reply");
+            assert_eq!(reply["id"], frame["id"], "chunks carry their reply's id");
+            replies.push(reply);
+            text.clear();
+            next_chunk = 0;
+        }
+    }
+    assert_eq!(next_chunk, 0, "a chunked reply was left unfinished");
+    replies
+}
+
+/// A host kept running for a conversation of requests and replies.
+pub struct Session {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: ChildStdout,
+}
+
+impl Session {
+    /// Starts a host for `origin` over `dir`.
+    pub fn start(dir: &Path, origin: &str) -> Session {
+        Session::start_with_args(dir, &[origin.to_owned()])
+    }
+
+    /// Starts a host with these arguments (a browser's launch line) over `dir`.
+    pub fn start_with_args(dir: &Path, args: &[String]) -> Session {
+        let mut child = host_command_with_args(dir, args).stderr(Stdio::null()).spawn().expect("start the host");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        Session { child, stdin, stdout }
+    }
+
+    /// Sends bytes as they are.
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Sends a request.
+    pub fn send(&mut self, request: &Value) {
+        self.send_bytes(&request_frame(request));
+    }
+
+    /// Reads one frame, checked as [`split_frames`] does.
+    pub fn read_frame(&mut self) -> Value {
+        let mut header = [0u8; 4];
+        self.stdout.read_exact(&mut header).expect("a reply");
+        let length = u32::from_ne_bytes(header) as usize;
+        assert!(length <= MAX_REPLY_FRAME, "a frame of {length} bytes is over 1 MiB");
+        let mut body = vec![0u8; length];
+        self.stdout.read_exact(&mut body).unwrap();
+        serde_json::from_slice(&body).expect("every frame is JSON")
+    }
+
+    /// Reads one whole reply, reassembling chunks.
+    pub fn read_reply(&mut self) -> Value {
+        let first = self.read_frame();
+        let Some(chunks) = first.get("chunks").and_then(Value::as_u64) else { return first };
+        let mut frames = vec![first];
+        for _ in 1..chunks {
+            frames.push(self.read_frame());
+        }
+        reassemble(frames).pop().unwrap()
+    }
+
+    /// Sends a request and returns its reply.
+    pub fn call(&mut self, request: Value) -> Value {
+        self.send(&request);
+        self.read_reply()
+    }
+
+    /// A request that must succeed; returns its `result`.
+    pub fn ok(&mut self, request: Value) -> Value {
+        let reply = self.call(request.clone());
+        assert_eq!(reply["ok"], true, "request {request} failed: {reply}");
+        reply["result"].clone()
+    }
+
+    /// Closes stdin and waits for the host to exit; returns what it wrote after that.
+    pub fn close(mut self) -> (Vec<u8>, ExitStatus) {
+        drop(self.stdin.take());
+        let mut rest = Vec::new();
+        self.stdout.read_to_end(&mut rest).unwrap();
+        (rest, self.child.wait().unwrap())
+    }
+
+    /// Kills the host at once, as a crash or Chrome's kill would.
+    pub fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    /// The host's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+/// Checks that `actual` matches `expected`, where the string `"*"` in `expected` matches any value.
+/// Objects must have the same keys and arrays the same length. Returns the path of the first
+/// difference.
+pub fn json_match(expected: &Value, actual: &Value) -> Result<(), String> {
+    fn walk(expected: &Value, actual: &Value, path: &str) -> Result<(), String> {
+        match (expected, actual) {
+            (Value::String(s), _) if s == "*" => Ok(()),
+            (Value::Object(e), Value::Object(a)) => {
+                for key in e.keys().chain(a.keys()) {
+                    match (e.get(key), a.get(key)) {
+                        (Some(ev), Some(av)) => walk(ev, av, &format!("{path}/{key}"))?,
+                        (Some(_), None) => return Err(format!("{path}/{key} is missing")),
+                        (None, Some(av)) => return Err(format!("{path}/{key} is unexpected: {av}")),
+                        (None, None) => unreachable!(),
+                    }
+                }
+                Ok(())
+            }
+            (Value::Array(e), Value::Array(a)) if e.len() == a.len() => {
+                e.iter().zip(a).enumerate().try_for_each(|(i, (ev, av))| walk(ev, av, &format!("{path}/{i}")))
+            }
+            _ if expected == actual => Ok(()),
+            _ => Err(format!("{path}: expected {expected}, got {actual}")),
+        }
+    }
+    walk(expected, actual, "")
+}
+
+/// [`host_command`] with the browser's arguments given one by one (Firefox passes a manifest path and
+/// an add-on id; Chrome on Windows adds `--parent-window=<n>`).
+pub fn host_command_args(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(binary());
+    command
+        .args(args)
+        .env("LLM_CACHE_DIR", dir)
+        .env_remove("LLM_CACHE_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    command
+}
+
+impl Session {
+    /// [`Session::start`] with the browser's arguments given one by one.
+    pub fn start_args(dir: &Path, args: &[&str]) -> Session {
+        let mut child = host_command_args(dir, args).spawn().expect("start the host");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        Session { child, stdin, stdout }
+    }
+
+    /// Every item of a session, newest first, paging through `list` 1000 at a time with its cursor.
+    pub fn list_all(&mut self, session_id: &str) -> Vec<Value> {
+        let mut items = Vec::new();
+        let mut cursor = Value::Null;
+        loop {
+            let mut request =
+                serde_json::json!({"id": "list-all", "op": "list", "sessionId": session_id, "limit": 1000});
+            if !cursor.is_null() {
+                request["cursor"] = cursor;
+            }
+            let page = self.ok(request);
+            items.extend(page["items"].as_array().expect("list returns items").iter().cloned());
+            cursor = page["nextCursor"].clone();
+            if cursor.is_null() {
+                return items;
+            }
+        }
+    }
+
+    /// Checks that a session's `stats` (and `list`'s totals) equal the sum over its listed items, and
+    /// returns the items.
+    pub fn assert_totals_match_items(&mut self, session_id: &str) -> Vec<Value> {
+        let items = self.list_all(session_id);
+        let sum: u64 = items.iter().map(|item| item["dataSize"].as_u64().expect("dataSize")).sum();
+        let stats = self.ok(serde_json::json!({"id": "stats", "op": "stats", "sessionId": session_id}));
+        assert_eq!(stats["totalSize"], sum, "stats totalSize vs the sum over list for {session_id}: {stats}");
+        assert_eq!(stats["itemCount"], items.len(), "stats itemCount vs list for {session_id}: {stats}");
+        let first = self.ok(serde_json::json!({"id": "list", "op": "list", "sessionId": session_id, "limit": 1}));
+        assert_eq!((&first["totalSize"], &first["itemCount"]), (&stats["totalSize"], &stats["itemCount"]));
+        let mut keys: Vec<&str> = items.iter().map(|item| item["storageKey"].as_str().unwrap()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), items.len(), "list pages repeat an item");
+        items
+    }
+}
