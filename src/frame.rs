@@ -98,14 +98,19 @@ pub fn frames_for_reply(id: &serde_json::value::RawValue, reply: String) -> Vec<
     let mut parts = Vec::new();
     let mut start = 0;
     let mut escaped = 0;
-    for (at, c) in reply.char_indices() {
-        let cost = escaped_len(c);
-        if escaped + cost > budget {
-            parts.push(&reply[start..at]);
-            start = at;
-            escaped = 0;
+    for (at, &byte) in reply.as_bytes().iter().enumerate() {
+        // A UTF-8 continuation byte belongs to the character before it: never cut there.
+        let starts_char = byte & 0b1100_0000 != 0b1000_0000;
+        if starts_char && escaped + MAX_ESCAPED_CHAR > budget {
+            // Cut here only if the character starting at `at` would not fit; look it up once.
+            let char_len = reply[at..].chars().next().map_or(1, escaped_len);
+            if escaped + char_len > budget {
+                parts.push(&reply[start..at]);
+                start = at;
+                escaped = 0;
+            }
         }
-        escaped += cost;
+        escaped += escaped_byte_len(byte);
     }
     parts.push(&reply[start..]);
 
@@ -118,6 +123,19 @@ pub fn frames_for_reply(id: &serde_json::value::RawValue, reply: String) -> Vec<
             serde_json::to_string(&frame).unwrap_or_default()
         })
         .collect()
+}
+
+/// The most bytes one character can take inside a JSON string (`\u0000`).
+const MAX_ESCAPED_CHAR: usize = 6;
+
+/// How many bytes one byte of UTF-8 text takes inside a JSON string as serde_json writes it (bytes of
+/// multi-byte characters are written as they are).
+fn escaped_byte_len(byte: u8) -> usize {
+    match byte {
+        b'"' | b'\\' | 0x08 | 0x0C | b'\n' | b'\r' | b'\t' => 2,
+        0x00..=0x1F => 6,
+        _ => 1,
+    }
 }
 
 /// How many bytes `c` takes inside a JSON string as serde_json writes it.
@@ -185,6 +203,17 @@ mod tests {
         // 6x growth: 1 MiB of \u0001 cannot fit in fewer than six frames.
         let reply = "\u{01}".repeat(MAX_REPLY_FRAME_BYTES + 1);
         assert!(assert_chunks_rebuild(&raw("7"), &reply) >= 6);
+    }
+
+    #[test]
+    fn escaped_byte_len_agrees_with_escaped_len() {
+        for byte in 0u8..0x80 {
+            assert_eq!(escaped_byte_len(byte), escaped_len(char::from(byte)), "{byte}");
+        }
+        for c in ['é', '😀', '\u{FFFF}'] {
+            let bytes = c.to_string().into_bytes();
+            assert_eq!(bytes.iter().map(|&b| escaped_byte_len(b)).sum::<usize>(), escaped_len(c));
+        }
     }
 
     #[test]

@@ -84,13 +84,14 @@ pub fn handle(ctx: &Context, bytes: &[u8]) -> Vec<String> {
         Ok(fields) => fields,
         Err(error) => {
             tracing::warn!(bytes = bytes.len(), code = error.code.as_str(), "unparseable request");
-            return frames_for_reply(null, reply_text::<()>(None, &Err(error)));
+            let id = Fields::recover_id(bytes);
+            return frames_for_reply(id.unwrap_or(null), reply_text::<()>(id, &Err(error)));
         }
     };
     let id = fields.usable_id();
     let outcome = match id {
         None => Err(fields.id_error()),
-        Some(_) => Command::parse(&fields).and_then(|command| command.apply(ctx)),
+        Some(_) => run_command(ctx, &fields),
     };
     let reply = reply_text(id, &outcome);
     // Ids, keys, sizes and codes only: descriptions and data are people's emails and documents.
@@ -105,6 +106,16 @@ pub fn handle(ctx: &Context, bytes: &[u8]) -> Vec<String> {
         "request"
     );
     frames_for_reply(id.unwrap_or(null), reply)
+}
+
+/// Parses and applies a request's command. A bug that panics in a command is answered like any
+/// other failure, to the right id, and the host carries on with the next request.
+fn run_command(ctx: &Context, fields: &Fields<'_>) -> Result<crate::cmd::Success, CacheError> {
+    let run = || Command::parse(fields).and_then(|command| command.apply(ctx));
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|_| {
+        tracing::error!(op = %loggable(fields.op), "a command panicked");
+        Err(CacheError::storage_unavailable("the host failed while handling the request; its log has details"))
+    })
 }
 
 /// An id field as it may be logged: a short string as it is, anything else by its type only, since

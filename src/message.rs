@@ -69,11 +69,7 @@ impl<'a> Fields<'a> {
             .expected("UTF-8 JSON text")
             .actual("bytes that are not UTF-8")
         })?;
-        serde_json::from_str(text).map_err(|e| {
-            let actual = match serde_json::from_str::<&RawValue>(text) {
-                Ok(value) => format!("{} (valid JSON, but not a request object: {e})", json_type_name(value.get())),
-                Err(_) => format!("invalid JSON: {e}"),
-            };
+        let not_a_request = |actual: String| {
             CacheError::new(
                 ErrorCode::InvalidRequestError,
                 "the message is not a JSON request object",
@@ -81,18 +77,33 @@ impl<'a> Fields<'a> {
             )
             .expected("a JSON object with `id` and `op`")
             .actual(actual)
-        })
+        };
+        // serde would also read a JSON array into `Fields`, field by field: only objects are requests.
+        if !text.trim_start().starts_with('{') {
+            return Err(not_a_request(match serde_json::from_str::<&RawValue>(text) {
+                Ok(value) => json_type_name(value.get()).to_owned(),
+                Err(e) => format!("invalid JSON: {e}"),
+            }));
+        }
+        serde_json::from_str(text).map_err(|e| not_a_request(format!("invalid JSON: {e}")))
+    }
+
+    /// The usable id of a frame that [`Fields::parse`] refused, if it has one (an object with a
+    /// duplicate field, say), so that even that error reply reaches the right caller.
+    pub fn recover_id(frame: &'a [u8]) -> Option<&'a RawValue> {
+        #[derive(Deserialize)]
+        struct IdOnly<'a> {
+            #[serde(borrow)]
+            id: Option<&'a RawValue>,
+        }
+        let text = std::str::from_utf8(frame).ok()?;
+        let id = serde_json::from_str::<IdOnly<'_>>(text).ok()?.id?;
+        is_usable_id(id).then_some(id)
     }
 
     /// The request's id if it is usable: a string of at most 256 bytes, or an integer.
     pub fn usable_id(&self) -> Option<&'a RawValue> {
-        let id = self.id?;
-        let usable = match serde_json::from_str::<serde_json::Value>(id.get()) {
-            Ok(serde_json::Value::String(s)) => s.len() <= MAX_ID_BYTES,
-            Ok(serde_json::Value::Number(n)) => n.is_i64() || n.is_u64(),
-            _ => false,
-        };
-        usable.then_some(id)
+        self.id.filter(|id| is_usable_id(id))
     }
 
     /// Why the id is not usable, for the error reply that must then carry `"id": null`.
@@ -108,6 +119,15 @@ impl<'a> Fields<'a> {
                 CacheError::invalid_field("id", expected, actual)
             }
         }
+    }
+}
+
+/// Whether an id can be echoed: a string of at most 256 bytes, or an integer.
+fn is_usable_id(id: &RawValue) -> bool {
+    match serde_json::from_str::<serde_json::Value>(id.get()) {
+        Ok(serde_json::Value::String(s)) => s.len() <= MAX_ID_BYTES,
+        Ok(serde_json::Value::Number(n)) => n.is_i64() || n.is_u64(),
+        _ => false,
     }
 }
 
@@ -190,6 +210,15 @@ mod tests {
     }
 
     #[test]
+    fn ids_are_recovered_from_objects_that_are_not_requests() {
+        let duplicate = br#"{"id": "r7", "op": "read", "op": "write"}"#;
+        assert!(Fields::parse(duplicate).is_err());
+        assert_eq!(Fields::recover_id(duplicate).map(RawValue::get), Some(r#""r7""#));
+        assert!(Fields::recover_id(br#"{"id": 1.5, "op": "x", "op": "y"}"#).is_none());
+        assert!(Fields::recover_id(b"{\"id\": 3, ").is_none());
+    }
+
+    #[test]
     fn usable_ids() {
         let usable = |json: &str| Fields::parse(json.as_bytes()).unwrap().usable_id().map(|id| id.get().to_owned());
         assert_eq!(usable(r#"{"id":"abc"}"#), Some(r#""abc""#.into()));
@@ -208,7 +237,10 @@ mod tests {
     fn bad_frames_say_what_came() {
         let err = Fields::parse(b"[1,2]").unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidRequestError);
-        assert!(err.actual.as_ref().unwrap().as_str().unwrap().starts_with("an array"));
+        assert_eq!(err.actual, Some("an array".into()));
+        // Twelve elements would fill every field of `Fields` in order; still not a request.
+        let twelve = br#" [1,"hello",null,null,null,null,null,null,null,null,null,null]"#;
+        assert_eq!(Fields::parse(twelve).unwrap_err().actual, Some("an array".into()));
         let err = Fields::parse(b"{\"id\":").unwrap_err();
         assert!(err.actual.as_ref().unwrap().as_str().unwrap().starts_with("invalid JSON"));
         let err = Fields::parse(b"\xff").unwrap_err();

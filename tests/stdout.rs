@@ -79,3 +79,43 @@ fn the_log_never_holds_data_or_descriptions() {
     assert!(log.contains("conv_p1_task0001_turn0001"), "the log records keys");
     assert!(!log.contains("merger"), "the log must not hold data, descriptions or custom metadata:\n{log}");
 }
+
+/// The frames of `stdout` as text, unparsed: a reply may hold JSON that a strict parser refuses.
+fn raw_frames(mut stdout: &[u8]) -> Vec<String> {
+    let mut frames = Vec::new();
+    while stdout.len() >= 4 {
+        let length = u32::from_ne_bytes(stdout[..4].try_into().unwrap()) as usize;
+        frames.push(String::from_utf8(stdout[4..4 + length].to_vec()).unwrap());
+        stdout = &stdout[4 + length..];
+    }
+    frames
+}
+
+#[test]
+fn reads_return_the_stored_text_exactly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = r#"{"z":{"b":1.50,"a":12345678901234567890123},"s":"\ud800\u00e9","e":1E+2}"#;
+    let write = format!(
+        r#"{{"id":1,"op":"write","sessionId":"conv_x1","taskId":"task0001","turnId":"turn0001","data":{data},"description":"d"}}"#
+    );
+    let mut input = frame(write.as_bytes());
+    for (id, pointer) in [(2, None), (3, Some("/z")), (4, Some("/s")), (5, Some("/e"))] {
+        let mut read =
+            json!({"id": id, "op": "read", "sessionId": "conv_x1", "storageKey": "conv_x1_task0001_turn0001"});
+        if let Some(pointer) = pointer {
+            read["pointer"] = json!(pointer);
+        }
+        input.extend(request_frame(&read));
+    }
+    let mut child = host_command(tmp.path(), common::ORIGIN).stderr(Stdio::null()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(&input).unwrap();
+    let mut stdout = Vec::new();
+    child.stdout.take().unwrap().read_to_end(&mut stdout).unwrap();
+    assert!(child.wait().unwrap().success());
+    let frames = raw_frames(&stdout);
+    assert!(frames[0].contains(r#""ok":true"#), "{}", frames[0]);
+    assert!(frames[1].contains(&format!(r#""data":{data}"#)), "{}", frames[1]);
+    assert!(frames[2].contains(r#""data":{"b":1.50,"a":12345678901234567890123}"#), "{}", frames[2]);
+    assert!(frames[3].contains(r#""data":"\ud800\u00e9""#), "{}", frames[3]);
+    assert!(frames[4].contains(r#""data":1E+2"#), "{}", frames[4]);
+}

@@ -6,6 +6,7 @@ use serde_json::value::RawValue;
 use super::{CacheMetadata, Context, last_access, session_id, storage_key_in};
 use crate::error::{CacheError, ErrorCode};
 use crate::message::{Fields, optional_string};
+use crate::rules::resolve_pointer;
 
 /// A parsed `read`.
 pub struct Read {
@@ -90,11 +91,11 @@ impl Read {
         Ok(ReadResult { item })
     }
 
-    /// The part of `text` at `pointer`.
+    /// The part of `text` at `pointer`, as it was stored.
     fn part(&self, text: &str, pointer: &str) -> Result<Box<RawValue>, CacheError> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| CacheError::corrupted(&self.storage_key, e))?;
-        let part = value.pointer(pointer).ok_or_else(|| {
+        let corrupted = |e: serde_json::Error| CacheError::corrupted(&self.storage_key, e);
+        let whole: &RawValue = serde_json::from_str(text).map_err(corrupted)?;
+        let part = resolve_pointer(whole, pointer).map_err(corrupted)?.ok_or_else(|| {
             CacheError::new(
                 ErrorCode::ItemNotFoundError,
                 format!("item {} has nothing at pointer {pointer}", self.storage_key),
@@ -103,6 +104,6 @@ impl Read {
             .expected("a pointer to an existing part of the item's data")
             .actual(pointer)
         })?;
-        serde_json::value::to_raw_value(part).map_err(|e| CacheError::corrupted(&self.storage_key, e))
+        Ok(part.to_owned())
     }
 }
