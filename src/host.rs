@@ -149,16 +149,11 @@ pub async fn maintain_every(
     mut stop: oneshot::Receiver<()>,
     report: Option<mpsc::UnboundedSender<usize>>,
 ) {
-    let mut ticks = tokio::time::interval(period);
+    // Run first, then wait: an interval's first tick is not ready on its first poll, and a host whose
+    // input ends at once must still finish interrupted cleanups and remove orphans.
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        // The first tick is ready at once, and `biased` takes it before `stop`, so a host always
-        // runs maintenance once, however quickly its input ends.
-        tokio::select! {
-            biased;
-            _ = ticks.tick() => {}
-            _ = &mut stop => return,
-        }
         let Ok(store) = ctx.store.clone() else { return };
         let now = ctx.clock.now_ms();
         let removed = tokio::task::spawn_blocking(move || cleanup::maintain(&store, now)).await;
@@ -178,6 +173,11 @@ pub async fn maintain_every(
         }
         if let Some(report) = &report {
             let _ = report.send(removed);
+        }
+        tokio::select! {
+            biased;
+            _ = &mut stop => return,
+            _ = ticks.tick() => {}
         }
     }
 }

@@ -371,12 +371,13 @@ impl Dbs {
     }
 
     /// Removes an item whose metadata is `meta` (or whose metadata could not be decoded, `None`) and
-    /// returns the bytes it freed: the length of its data, which is its `dataSize` even when the
-    /// metadata is unreadable.
+    /// returns the bytes it freed from the session's total: its `dataSize`, or, with its metadata
+    /// unreadable, the length of its data (which is what `dataSize` counted when it was written).
     pub fn delete_item(&self, txn: &mut RwTxn<'_>, at: ItemAt<'_>, meta: Option<&ItemMeta>) -> Result<u64, StoreError> {
         let ItemAt { origin, session_id, storage_key } = at;
         let key = item_key(origin, storage_key);
-        let freed = self.data.get(txn, &key)?.map_or(0, |data| data.len() as u64);
+        let stored = self.data.get(txn, &key)?.map_or(0, |data| data.len() as u64);
+        let freed = meta.map_or(stored, |meta| meta.data_size);
         self.meta.delete(txn, &key)?;
         self.data.delete(txn, &key)?;
         match meta {
