@@ -211,3 +211,34 @@ fn two_processes_overwriting_one_key_keep_totals_right() {
     }
     assert!(host.close().1.success());
 }
+
+/// A read that races updates of the same item, from another process, sees one version whole: never a
+/// mix of two writes, never a size that disagrees with the data.
+#[test]
+fn reads_racing_updates_see_whole_versions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let key = "conv_race_task0001_turn0001";
+    let versions = [json!("x".repeat(1_000_000)), json!("y".repeat(2_000_000))];
+    let mut setup = Session::start(tmp.path(), ORIGIN);
+    setup.ok(write_request(0, "conv_race", "task0001", "turn0001", &versions[0]));
+    setup.close();
+
+    let versions = Arc::new(versions);
+    run_at_once(tmp.path(), 2, move |process, host| {
+        for round in 0..40 {
+            if process == 0 {
+                let data = &versions[(round + 1) % 2];
+                host.ok(
+                    json!({"id": round, "op": "update", "sessionId": "conv_race", "storageKey": key, "data": data}),
+                );
+            } else {
+                let item =
+                    host.ok(json!({"id": round, "op": "read", "sessionId": "conv_race", "storageKey": key}))["item"]
+                        .clone();
+                let which = versions.iter().position(|v| *v == item["data"]);
+                let which = which.unwrap_or_else(|| panic!("read {round} saw neither version whole"));
+                assert_eq!(item["dataSize"], size_of(&versions[which]), "dataSize matches the data read");
+            }
+        }
+    });
+}

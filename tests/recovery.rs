@@ -354,7 +354,7 @@ fn origins_never_see_each_others_items() {
     let key = write(&mut owner, SESSION, "task0000", "turn0000", &json!("the owner's email"));
     let never_written = format!("{SESSION}_task0000_never000");
 
-    let others = [Session::start(tmp.path(), OTHER_ORIGIN), Session::start_args(tmp.path(), &FIREFOX_LAUNCH)];
+    let others = [Session::start(tmp.path(), OTHER_ORIGIN), Session::start_with_args(tmp.path(), &FIREFOX_LAUNCH)];
     for (n, mut other) in others.into_iter().enumerate() {
         let reply = call(&mut other, "read", SESSION, &key);
         assert_eq!(error_code(&reply), "ItemNotFoundError");

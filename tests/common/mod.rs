@@ -5,6 +5,7 @@
 
 #![allow(dead_code)] // Each test file uses a different part of this.
 
+use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
@@ -29,7 +30,7 @@ pub fn host_command(dir: &Path, origin: &str) -> Command {
 }
 
 /// A command that starts the host with these arguments (a browser's launch line), data in `dir`.
-pub fn host_command_with_args(dir: &Path, args: &[String]) -> Command {
+pub fn host_command_with_args(dir: &Path, args: &[impl AsRef<OsStr>]) -> Command {
     let mut command = Command::new(binary());
     command
         .args(args)
@@ -143,7 +144,7 @@ impl Session {
     }
 
     /// Starts a host with these arguments (a browser's launch line) over `dir`.
-    pub fn start_with_args(dir: &Path, args: &[String]) -> Session {
+    pub fn start_with_args(dir: &Path, args: &[impl AsRef<OsStr>]) -> Session {
         let mut child = host_command_with_args(dir, args).stderr(Stdio::null()).spawn().expect("start the host");
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().unwrap();
@@ -245,29 +246,7 @@ pub fn json_match(expected: &Value, actual: &Value) -> Result<(), String> {
     walk(expected, actual, "")
 }
 
-/// [`host_command`] with the browser's arguments given one by one (Firefox passes a manifest path and
-/// an add-on id; Chrome on Windows adds `--parent-window=<n>`).
-pub fn host_command_args(dir: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(binary());
-    command
-        .args(args)
-        .env("LLM_CACHE_DIR", dir)
-        .env_remove("LLM_CACHE_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    command
-}
-
 impl Session {
-    /// [`Session::start`] with the browser's arguments given one by one.
-    pub fn start_args(dir: &Path, args: &[&str]) -> Session {
-        let mut child = host_command_args(dir, args).spawn().expect("start the host");
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().unwrap();
-        Session { child, stdin, stdout }
-    }
-
     /// Every item of a session, newest first, paging through `list` 1000 at a time with its cursor.
     pub fn list_all(&mut self, session_id: &str) -> Vec<Value> {
         let mut items = Vec::new();
