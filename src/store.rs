@@ -441,11 +441,12 @@ impl Dbs {
     ) -> Result<impl Iterator<Item = Result<(u64, &'t str), StoreError>> + 't, StoreError> {
         let prefix = time_prefix(origin, session_id);
         let start = prefix.len();
+        // Every key of the session lies between its prefix (`... NUL`) and the same bytes ending in 1.
         let upper = match after {
             Some((timestamp, key)) => time_key(origin, session_id, timestamp, key),
             None => {
-                let mut end = prefix.clone();
-                *end.last_mut().unwrap_or(&mut 0) = 1;
+                let mut end = session_key(origin, session_id);
+                end.push(1);
                 end
             }
         };

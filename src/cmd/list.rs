@@ -96,18 +96,14 @@ impl List {
 
 /// The listing of an item whose metadata is unreadable.
 fn corrupted_entry(storage_key: &str, timestamp: u64) -> CacheMetadata {
-    let mut entry = CacheMetadata::new(
-        storage_key,
-        &crate::store::ItemMeta {
-            description: CORRUPTED_DESCRIPTION.to_owned(),
-            timestamp,
-            data_size: 0,
-            seq: 0,
-            custom_metadata: None,
-        },
-    );
-    entry.timestamp = timestamp;
-    entry
+    let placeholder = crate::store::ItemMeta {
+        description: CORRUPTED_DESCRIPTION.to_owned(),
+        timestamp,
+        data_size: 0,
+        seq: 0,
+        custom_metadata: None,
+    };
+    CacheMetadata::new(storage_key, &placeholder)
 }
 
 /// A cursor names the last item of a page: `<timestamp>:<storageKey>`. Clients treat it as opaque.
