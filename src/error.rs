@@ -138,7 +138,7 @@ impl CacheError {
         CacheError::new(
             ErrorCode::StorageUnavailableError,
             format!("the cache store is unavailable: {reason}"),
-            "continue without the cache (process the data in context); the host's log under its data directory says more",
+            "continue without the cache (process the data in context); `llm-cache-host doctor` and the host's log under its data directory say more",
         )
     }
 

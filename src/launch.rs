@@ -3,6 +3,10 @@
 //! Chrome and Chromium-based browsers start a host as `llm-cache-host chrome-extension://<id>/`
 //! (on Windows followed by `--parent-window=<n>`); Firefox as `llm-cache-host <manifest path>
 //! <addon id>`. Any of these means host mode, and the caller's origin namespaces its data.
+//!
+//! A person sets the host up with `install`, `uninstall` and `doctor`; those words never start a
+//! browser's launch line (an origin or a `.json` path does), so they are told apart by the first
+//! argument alone, and their flags are parsed by [`crate::install::cli`].
 
 /// What to do.
 #[derive(Debug, PartialEq, Eq)]
@@ -12,6 +16,8 @@ pub enum Launch {
         /// `chrome-extension://<id>/` or `moz-extension:<addon id>`; keys of the store start with it.
         origin: String,
     },
+    /// `install`, `uninstall` or `doctor`: the arguments, starting with that word.
+    Setup(Vec<String>),
     /// Print the usage.
     Help,
     /// Print the version.
@@ -33,6 +39,11 @@ llm-cache-host: the native messaging host behind the llm_cache StorageTool.
 Browsers start it themselves:
   llm-cache-host chrome-extension://<extension id>/ [--parent-window=<n>]   (Chrome, Chromium, Edge, Brave, Vivaldi)
   llm-cache-host <manifest path> <addon id>                                  (Firefox)
+
+Setting it up (run `llm-cache-host <command> --help` for the flags):
+  llm-cache-host install      copy this binary to a stable place and register it with your browsers
+  llm-cache-host uninstall    remove exactly what install wrote
+  llm-cache-host doctor       check every step a browser takes to start the host
 
 Other uses:
   llm-cache-host --help       this text
@@ -59,6 +70,7 @@ pub fn parse(args: &[String]) -> Launch {
         return Launch::Host { origin: format!("{CHROME_SCHEME}{id}/") };
     }
     match (first.as_str(), args.get(1)) {
+        ("install" | "uninstall" | "doctor", _) => Launch::Setup(args.to_vec()),
         ("-h" | "--help" | "help", _) => Launch::Help,
         ("-V" | "--version", _) => Launch::Version,
         (manifest, Some(addon)) if manifest.ends_with(".json") && !addon.is_empty() && !addon.starts_with('-') => {
@@ -95,6 +107,11 @@ mod tests {
     fn other_words() {
         assert_eq!(parse_words(&["--help"]), Launch::Help);
         assert_eq!(parse_words(&["--version"]), Launch::Version);
+        assert_eq!(
+            parse_words(&["install", "--browser", "chromium"]),
+            Launch::Setup(vec!["install".into(), "--browser".into(), "chromium".into()])
+        );
+        assert_eq!(parse_words(&["doctor"]), Launch::Setup(vec!["doctor".into()]));
         for bad in [&[][..], &["chrome-extension://"], &["chrome-extension://a/b/"], &["serve"], &["x.json"]] {
             assert!(matches!(parse_words(bad), Launch::Invalid(_)), "{bad:?}");
         }

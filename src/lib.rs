@@ -16,6 +16,8 @@
 //! - [`error`]: the error type with the spec's wire codes.
 //! - [`limits`]: every limit, defined once.
 //! - [`launch`], [`paths`], [`logging`], [`clock`]: the command line, where files live, logs, time.
+//! - [`install`]: `install`, `uninstall` and `doctor`, which register the host with browsers on
+//!   Linux, macOS and Windows (per-OS tables in `install/browsers.rs`) and check it works.
 //!
 //! `main.rs` only wires these to stdin and stdout.
 
@@ -25,6 +27,7 @@ pub mod cmd;
 pub mod error;
 pub mod frame;
 pub mod host;
+pub mod install;
 pub mod launch;
 pub mod limits;
 pub mod logging;

@@ -1,7 +1,9 @@
-//! The binary: reads the command line, then serves the protocol on stdin and stdout.
+//! The binary: reads the command line, then serves the protocol on stdin and stdout, or runs a
+//! set-up command (`install`, `uninstall`, `doctor`) for a person.
 //!
 //! In host mode nothing but frames is written to stdout; messages for people go to the log file, or
-//! to stderr (which browsers keep in their own logs) before the log exists.
+//! to stderr (which browsers keep in their own logs) before the log exists. The set-up commands are
+//! not host mode, and print their reports to stdout.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -10,12 +12,13 @@ use llm_cache_host::clock::SystemClock;
 use llm_cache_host::cmd::Context;
 use llm_cache_host::launch::{self, Launch, USAGE};
 use llm_cache_host::store::Store;
-use llm_cache_host::{error::CacheError, host, logging, paths};
+use llm_cache_host::{error::CacheError, host, install, logging, paths};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
     match launch::parse(&args) {
         Launch::Host { origin } => run_host(origin),
+        Launch::Setup(args) => install::cli::run(&args),
         Launch::Help => {
             print!("{USAGE}");
             ExitCode::SUCCESS

@@ -15,6 +15,8 @@ mod write;
 
 use std::sync::Arc;
 
+pub use hello::PROTOCOL_VERSION;
+
 use serde::Serialize;
 use serde_json::value::RawValue;
 

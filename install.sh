@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Builds llm-cache-host and registers it with your browsers. The binary's own `install` command does
+# the per-OS work (it copies itself to a stable place, writes each browser's manifest and checks it);
+# this script only builds it first. Run ./install.sh --help for the options.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+usage() {
+  cat <<'USAGE'
+Usage: ./install.sh [OPTIONS]
+
+Builds the release binary (cargo build --release), then runs
+`target/release/llm-cache-host install [OPTIONS]`, which copies the binary to a stable place
+and registers it with browsers:
+  user install (default)  <data dir>/bin/llm-cache-host, where <data dir> is
+                          Linux ~/.local/share/llm-cache-host, macOS ~/Library/Application Support/
+                          llm-cache-host, Windows %LOCALAPPDATA%\llm-cache-host (LLM_CACHE_DIR overrides)
+  --system                /usr/local/lib/llm-cache-host/bin (Linux), /Library/Application Support/
+                          llm-cache-host/bin (macOS); this script then asks for sudo for that step only
+
+Options (passed to `llm-cache-host install`):
+  --browser BROWSER           chrome, chromium, edge, brave, vivaldi or firefox (repeatable);
+                              default: every browser found installed, or all of them if none is found
+  --extension-id ID           a Chrome extension id to allow (repeatable);
+                              default: the demo extension, pahabgfbcdcnaidcniaebibdihehiphn
+  --firefox-extension-id ID   a Firefox add-on id to allow (repeatable); default: llm-cache-demo@browserx.dev
+  --system                    register for every user (system folders; needs root)
+  --user-data-dir DIR         also register with a Chromium started with --user-data-dir=DIR (repeatable)
+  -h, --help                  this text
+
+Afterwards:
+  llm-cache-host doctor       checks every step a browser takes to start the host (same options)
+  llm-cache-host uninstall    removes exactly what install wrote (add --system for a system install)
+Both are the installed binary's commands; `llm-cache-host install --help` lists every browser's folders.
+USAGE
+}
+
+system=false
+for arg in "$@"; do
+  case "$arg" in
+    -h | --help) usage; exit 0 ;;
+    --system) system=true ;;
+  esac
+done
+
+command -v cargo >/dev/null || { echo "install.sh: cargo is missing: install Rust with rustup (https://rustup.rs)" >&2; exit 1; }
+cargo build --release
+built=target/release/llm-cache-host
+
+# A file downloaded by a browser carries macOS's quarantine attribute, and a copy keeps it; a
+# quarantined host is refused by Gatekeeper when the browser starts it. Clear it before copying.
+if [ "$(uname -s)" = Darwin ]; then
+  xattr -d com.apple.quarantine "$built" 2>/dev/null || true
+fi
+
+if $system && [ "$(id -u)" -ne 0 ]; then
+  output=$(sudo "$built" install "$@") || { printf '%s\n' "$output"; exit 1; }
+else
+  output=$("$built" install "$@") || { printf '%s\n' "$output"; exit 1; }
+fi
+printf '%s\n' "$output"
+
+if [ "$(uname -s)" = Darwin ]; then
+  installed=$(printf '%s\n' "$output" | sed -n 's/^OK   host binary: //p')
+  if [ -n "$installed" ]; then
+    if $system; then sudo xattr -d com.apple.quarantine "$installed" 2>/dev/null || true
+    else xattr -d com.apple.quarantine "$installed" 2>/dev/null || true; fi
+  fi
+fi

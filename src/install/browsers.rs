@@ -1,0 +1,659 @@
+//! The browsers we register with, where each looks for host manifests on each OS, and how to tell
+//! which are installed (and which are sandboxed Snap or Flatpak builds that can't start hosts).
+//!
+//! Everything here is a pure function of the OS, the environment and (for detection) a test for
+//! whether a path exists, so the tables for all three OSes are tested on any of them.
+//!
+//! # Sources
+//! - Chrome and Chromium, Linux and macOS, user and system: Chrome's "Native messaging" page
+//!   (developer.chrome.com/docs/extensions/develop/concepts/native-messaging), "Native messaging host
+//!   location"; the user-level folder is `NativeMessagingHosts` in the browser's user data directory
+//!   (Chromium's `chrome/common/chrome_paths.cc`, `DIR_USER_NATIVE_MESSAGING`), which on Linux lives
+//!   under `$XDG_CONFIG_HOME` (default `~/.config`).
+//! - Chrome on Windows: the same page (`HKCU|HKLM\Software\Google\Chrome\NativeMessagingHosts\<name>`,
+//!   default value = manifest path). Chromium on Windows: `Software\Chromium\...`, falling back to
+//!   Chrome's key (Chromium's `native_process_launcher_win.cc`).
+//! - Edge, all OSes: Microsoft's "Native messaging" page for Edge extensions
+//!   (learn.microsoft.com/microsoft-edge/extensions/developer-guide/native-messaging).
+//! - Firefox, all OSes: MDN's "Native manifests" page, "Manifest location".
+//! - Brave and Vivaldi publish no table. User level: their user data directories
+//!   (`BraveSoftware/Brave-Browser` per brave-core's `chrome_paths_linux.cc`; `vivaldi` and `Vivaldi`
+//!   as KeePassXC's installer uses them) plus `NativeMessagingHosts`, as for every Chromium build.
+//!   System level: they are not Google-branded builds, so Chromium's `chrome_paths.cc` gives them
+//!   Chromium's system folders. Windows: every Chromium build falls back to Chrome's registry key
+//!   (see above), which is also what KeePassXC writes for both, so that is the key we write.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::manifest;
+use crate::paths::{self, Os};
+
+/// A browser we know how to register with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Browser {
+    /// Google Chrome.
+    Chrome,
+    /// Chromium, as distributions package it.
+    Chromium,
+    /// Microsoft Edge.
+    Edge,
+    /// Brave.
+    Brave,
+    /// Vivaldi.
+    Vivaldi,
+    /// Mozilla Firefox.
+    Firefox,
+}
+
+impl Browser {
+    /// Every browser, in the order reports list them.
+    pub const ALL: [Browser; 6] =
+        [Browser::Chrome, Browser::Chromium, Browser::Edge, Browser::Brave, Browser::Vivaldi, Browser::Firefox];
+
+    /// The word `--browser` takes.
+    pub fn id(self) -> &'static str {
+        match self {
+            Browser::Chrome => "chrome",
+            Browser::Chromium => "chromium",
+            Browser::Edge => "edge",
+            Browser::Brave => "brave",
+            Browser::Vivaldi => "vivaldi",
+            Browser::Firefox => "firefox",
+        }
+    }
+
+    /// Which manifest shape the browser reads.
+    pub fn family(self) -> Family {
+        match self {
+            Browser::Firefox => Family::Firefox,
+            _ => Family::Chromium,
+        }
+    }
+}
+
+impl fmt::Display for Browser {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// The two manifest shapes (and origin forms) browsers use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Family {
+    /// `allowed_origins` with `chrome-extension://<id>/`; the host gets the origin as its argument.
+    Chromium,
+    /// `allowed_extensions` with add-on ids; the host gets the manifest path and the add-on id.
+    Firefox,
+}
+
+impl Family {
+    /// The folder name for this family's manifest where we keep it ourselves (Windows).
+    fn folder(self) -> &'static str {
+        match self {
+            Family::Chromium => "chromium",
+            Family::Firefox => "firefox",
+        }
+    }
+}
+
+/// Whose browsers see the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// The current user's (the default; needs no privileges).
+    User,
+    /// Every user's (`--system`; needs root or an administrator).
+    System,
+}
+
+/// The two registry hives hosts are registered under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Hive {
+    /// `HKEY_CURRENT_USER`: user-level hosts.
+    #[serde(rename = "HKCU")]
+    CurrentUser,
+    /// `HKEY_LOCAL_MACHINE`: hosts for every user.
+    #[serde(rename = "HKLM")]
+    LocalMachine,
+}
+
+impl Hive {
+    /// The hive for a scope.
+    pub fn for_scope(scope: Scope) -> Hive {
+        match scope {
+            Scope::User => Hive::CurrentUser,
+            Scope::System => Hive::LocalMachine,
+        }
+    }
+
+    /// The short name `reg.exe` takes.
+    pub fn short(self) -> &'static str {
+        match self {
+            Hive::CurrentUser => "HKCU",
+            Hive::LocalMachine => "HKLM",
+        }
+    }
+}
+
+/// Where a browser finds the manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Location {
+    /// A file at a fixed path (Linux, macOS, a custom profile).
+    File {
+        /// The manifest file.
+        manifest: PathBuf,
+    },
+    /// A registry key whose default value is the manifest file's path (Windows).
+    Registry {
+        /// The hive the key is in.
+        hive: Hive,
+        /// The key under the hive, ending in the host name.
+        key: String,
+        /// The manifest file the value points at.
+        manifest: PathBuf,
+    },
+}
+
+impl Location {
+    /// The manifest file, wherever the browser learns of it.
+    pub fn manifest(&self) -> &Path {
+        match self {
+            Location::File { manifest } | Location::Registry { manifest, .. } => manifest,
+        }
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Location::File { manifest } => write!(f, "{}", manifest.display()),
+            Location::Registry { hive, key, manifest } => {
+                write!(f, "{}\\{key} -> {}", hive.short(), manifest.display())
+            }
+        }
+    }
+}
+
+/// The OS and a snapshot of the environment: everything the tables depend on.
+#[derive(Debug, Clone)]
+pub struct Platform {
+    /// Whose conventions apply.
+    pub os: Os,
+    /// The environment variables.
+    vars: HashMap<String, OsString>,
+}
+
+impl Platform {
+    /// A platform for `os` with these variables (tests describe other machines this way).
+    pub fn new(os: Os, vars: &[(&str, &str)]) -> Platform {
+        Platform { os, vars: vars.iter().map(|(k, v)| (k.to_string(), OsString::from(v))).collect() }
+    }
+
+    /// This machine.
+    pub fn current() -> Platform {
+        let vars = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v))).collect();
+        Platform { os: Os::current(), vars }
+    }
+
+    /// A variable, if set and not empty.
+    pub fn var(&self, name: &str) -> Option<PathBuf> {
+        self.vars.get(name).filter(|value| !value.is_empty()).map(PathBuf::from)
+    }
+
+    /// The home directory (`HOME`; Windows has no use for it here).
+    pub fn home(&self) -> Option<PathBuf> {
+        self.var("HOME")
+    }
+
+    /// Linux: `$XDG_CONFIG_HOME` if absolute, else `~/.config` (Chromium's rule for its user data).
+    pub fn config_home(&self) -> Option<PathBuf> {
+        self.var("XDG_CONFIG_HOME").filter(|dir| dir.is_absolute()).or_else(|| Some(self.home()?.join(".config")))
+    }
+
+    /// Linux: `$XDG_DATA_HOME` if absolute, else `~/.local/share`.
+    pub fn data_home(&self) -> Option<PathBuf> {
+        self.var("XDG_DATA_HOME")
+            .filter(|dir| dir.is_absolute())
+            .or_else(|| Some(self.home()?.join(".local").join("share")))
+    }
+
+    /// The host's data directory, by [`paths::data_dir_for`]'s rules.
+    pub fn data_dir(&self) -> Option<PathBuf> {
+        paths::data_dir_for(self.os, |name| self.vars.get(name).cloned())
+    }
+}
+
+/// What a location couldn't be worked out from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unresolved(pub String);
+
+impl fmt::Display for Unresolved {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Where `browser` looks for our manifest at `scope` on `platform`.
+///
+/// On Windows the manifest file itself lives where [`windows_manifest_dir`] says, under `base` (the
+/// folder `install` keeps its own files in for this scope).
+///
+/// # Errors
+/// When a variable the location depends on (`HOME`, `XDG_CONFIG_HOME`) is missing.
+pub fn manifest_location(
+    browser: Browser,
+    scope: Scope,
+    platform: &Platform,
+    base: &Path,
+) -> Result<Location, Unresolved> {
+    let file = |dir: PathBuf| Location::File { manifest: dir.join(manifest::file_name()) };
+    let missing = |what: &str| Unresolved(format!("can't tell where {browser} looks for hosts: {what} is not set"));
+    Ok(match (platform.os, scope) {
+        (Os::Linux, Scope::User) => {
+            if browser == Browser::Firefox {
+                file(platform.home().ok_or_else(|| missing("HOME"))?.join(".mozilla/native-messaging-hosts"))
+            } else {
+                let config = platform.config_home().ok_or_else(|| missing("HOME"))?;
+                file(config.join(linux_user_data_dir(browser)).join("NativeMessagingHosts"))
+            }
+        }
+        (Os::Linux, Scope::System) => file(PathBuf::from(match browser {
+            Browser::Chrome => "/etc/opt/chrome/native-messaging-hosts",
+            Browser::Edge => "/etc/opt/edge/native-messaging-hosts",
+            Browser::Chromium | Browser::Brave | Browser::Vivaldi => "/etc/chromium/native-messaging-hosts",
+            Browser::Firefox => "/usr/lib/mozilla/native-messaging-hosts",
+        })),
+        (Os::MacOs, Scope::User) => {
+            let support = platform.home().ok_or_else(|| missing("HOME"))?.join("Library/Application Support");
+            file(support.join(mac_user_data_dir(browser)).join("NativeMessagingHosts"))
+        }
+        (Os::MacOs, Scope::System) => file(PathBuf::from(match browser {
+            Browser::Chrome => "/Library/Google/Chrome/NativeMessagingHosts",
+            Browser::Edge => "/Library/Microsoft/Edge/NativeMessagingHosts",
+            Browser::Chromium | Browser::Brave | Browser::Vivaldi => {
+                "/Library/Application Support/Chromium/NativeMessagingHosts"
+            }
+            Browser::Firefox => "/Library/Application Support/Mozilla/NativeMessagingHosts",
+        })),
+        (Os::Windows, _) => Location::Registry {
+            hive: Hive::for_scope(scope),
+            key: format!("{}\\NativeMessagingHosts\\{}", windows_vendor_key(browser), manifest::HOST_NAME),
+            manifest: windows_manifest_dir(base, browser.family()).join(manifest::file_name()),
+        },
+    })
+}
+
+/// Where the manifest goes for a browser started with `--user-data-dir=<dir>`: Chromium looks in
+/// `<dir>/NativeMessagingHosts` for user-level hosts. Windows browsers look only in the registry.
+pub fn profile_location(os: Os, user_data_dir: &Path) -> Option<Location> {
+    (os != Os::Windows)
+        .then(|| Location::File { manifest: user_data_dir.join("NativeMessagingHosts").join(manifest::file_name()) })
+}
+
+/// The browser's user data directory under `~/.config` (Linux).
+fn linux_user_data_dir(browser: Browser) -> &'static str {
+    match browser {
+        Browser::Chrome => "google-chrome",
+        Browser::Chromium => "chromium",
+        Browser::Edge => "microsoft-edge",
+        Browser::Brave => "BraveSoftware/Brave-Browser",
+        Browser::Vivaldi => "vivaldi",
+        Browser::Firefox => "mozilla",
+    }
+}
+
+/// The browser's user data directory under `~/Library/Application Support` (macOS).
+fn mac_user_data_dir(browser: Browser) -> &'static str {
+    match browser {
+        Browser::Chrome => "Google/Chrome",
+        Browser::Chromium => "Chromium",
+        Browser::Edge => "Microsoft Edge",
+        Browser::Brave => "BraveSoftware/Brave-Browser",
+        Browser::Vivaldi => "Vivaldi",
+        Browser::Firefox => "Mozilla",
+    }
+}
+
+/// The registry key under `HKCU` or `HKLM` that holds `NativeMessagingHosts` for the browser.
+fn windows_vendor_key(browser: Browser) -> &'static str {
+    match browser {
+        Browser::Chrome | Browser::Brave | Browser::Vivaldi => "Software\\Google\\Chrome",
+        Browser::Chromium => "Software\\Chromium",
+        Browser::Edge => "Software\\Microsoft\\Edge",
+        Browser::Firefox => "Software\\Mozilla",
+    }
+}
+
+/// Windows: the folder holding the manifest file a registry key points at. Browsers of one family
+/// share one file, as they share the manifest's contents.
+pub fn windows_manifest_dir(base: &Path, family: Family) -> PathBuf {
+    base.join("manifests").join(family.folder())
+}
+
+/// How a browser build is packaged, as far as native hosts care.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Build {
+    /// A build that can start native hosts: a distribution or vendor package, an app bundle.
+    Native(PathBuf),
+    /// A Snap: confined, it can't start binaries from outside the snap.
+    Snap(PathBuf),
+    /// A Flatpak: sandboxed, it can't start binaries from outside the sandbox.
+    Flatpak(PathBuf),
+}
+
+impl Build {
+    /// Whether the build can start our host.
+    pub fn can_start_hosts(&self) -> bool {
+        matches!(self, Build::Native(_))
+    }
+}
+
+/// The builds of `browser` found on `platform`, `exists` telling which paths exist.
+pub fn detect(browser: Browser, platform: &Platform, exists: &dyn Fn(&Path) -> bool) -> Vec<Build> {
+    let mut builds = Vec::new();
+    match platform.os {
+        Os::Linux => {
+            let native: &[&str] = match browser {
+                Browser::Chrome => {
+                    &["/opt/google/chrome/chrome", "/usr/bin/google-chrome", "/usr/bin/google-chrome-stable"]
+                }
+                // Not /usr/bin/chromium-browser: on Ubuntu that is a wrapper that starts the snap.
+                Browser::Chromium => &[
+                    "/usr/bin/chromium",
+                    "/usr/lib/chromium/chromium",
+                    "/usr/lib/chromium-browser/chromium-browser",
+                    "/usr/lib64/chromium-browser/chromium-browser",
+                ],
+                Browser::Edge => {
+                    &["/opt/microsoft/msedge/msedge", "/usr/bin/microsoft-edge", "/usr/bin/microsoft-edge-stable"]
+                }
+                Browser::Brave => &["/opt/brave.com/brave/brave", "/usr/bin/brave-browser", "/usr/bin/brave"],
+                Browser::Vivaldi => &["/opt/vivaldi/vivaldi", "/usr/bin/vivaldi", "/usr/bin/vivaldi-stable"],
+                // Not /usr/bin/firefox: on Ubuntu that is a wrapper that starts the snap.
+                Browser::Firefox => &[
+                    "/usr/lib/firefox/firefox",
+                    "/usr/lib64/firefox/firefox",
+                    "/usr/lib/firefox-esr/firefox-esr",
+                    "/opt/firefox/firefox",
+                ],
+            };
+            builds.extend(native.iter().map(PathBuf::from).filter(|p| exists(p)).map(Build::Native));
+            if let Some(snap) = snap_name(browser) {
+                let path = Path::new("/snap/bin").join(snap);
+                if exists(&path) {
+                    builds.push(Build::Snap(path));
+                }
+            }
+            let mut flatpak_roots = vec![PathBuf::from("/var/lib/flatpak/app")];
+            flatpak_roots.extend(platform.data_home().map(|dir| dir.join("flatpak/app")));
+            for root in flatpak_roots {
+                let path = root.join(flatpak_id(browser));
+                if exists(&path) {
+                    builds.push(Build::Flatpak(path));
+                }
+            }
+        }
+        Os::MacOs => {
+            let app = mac_app(browser);
+            let mut roots = vec![PathBuf::from("/Applications")];
+            roots.extend(platform.home().map(|home| home.join("Applications")));
+            builds.extend(roots.into_iter().map(|root| root.join(app)).filter(|p| exists(p)).map(Build::Native));
+        }
+        Os::Windows => {
+            let roots = ["ProgramFiles", "ProgramFiles(x86)", "LOCALAPPDATA"].map(|name| platform.var(name));
+            let exe = windows_exe(browser);
+            builds.extend(
+                roots.into_iter().flatten().map(|root| root.join(exe)).filter(|p| exists(p)).map(Build::Native),
+            );
+        }
+    }
+    builds
+}
+
+/// The Snap Store name, for browsers published there.
+fn snap_name(browser: Browser) -> Option<&'static str> {
+    match browser {
+        Browser::Chromium => Some("chromium"),
+        Browser::Brave => Some("brave"),
+        Browser::Firefox => Some("firefox"),
+        Browser::Chrome | Browser::Edge | Browser::Vivaldi => None,
+    }
+}
+
+/// The Flathub application id.
+fn flatpak_id(browser: Browser) -> &'static str {
+    match browser {
+        Browser::Chrome => "com.google.Chrome",
+        Browser::Chromium => "org.chromium.Chromium",
+        Browser::Edge => "com.microsoft.Edge",
+        Browser::Brave => "com.brave.Browser",
+        Browser::Vivaldi => "com.vivaldi.Vivaldi",
+        Browser::Firefox => "org.mozilla.firefox",
+    }
+}
+
+/// The app bundle's name (macOS).
+fn mac_app(browser: Browser) -> &'static str {
+    match browser {
+        Browser::Chrome => "Google Chrome.app",
+        Browser::Chromium => "Chromium.app",
+        Browser::Edge => "Microsoft Edge.app",
+        Browser::Brave => "Brave Browser.app",
+        Browser::Vivaldi => "Vivaldi.app",
+        Browser::Firefox => "Firefox.app",
+    }
+}
+
+/// The executable under Program Files or `%LOCALAPPDATA%` (Windows).
+fn windows_exe(browser: Browser) -> &'static str {
+    match browser {
+        Browser::Chrome => "Google\\Chrome\\Application\\chrome.exe",
+        Browser::Chromium => "Chromium\\Application\\chrome.exe",
+        Browser::Edge => "Microsoft\\Edge\\Application\\msedge.exe",
+        Browser::Brave => "BraveSoftware\\Brave-Browser\\Application\\brave.exe",
+        Browser::Vivaldi => "Vivaldi\\Application\\vivaldi.exe",
+        Browser::Firefox => "Mozilla Firefox\\firefox.exe",
+    }
+}
+
+/// The sentence `install` and `doctor` print for a browser found only as sandboxed builds.
+pub fn sandbox_warning(browser: Browser, builds: &[Build]) -> Option<String> {
+    if builds.is_empty() || builds.iter().any(Build::can_start_hosts) {
+        return None;
+    }
+    let found: Vec<String> = builds
+        .iter()
+        .map(|build| match build {
+            Build::Snap(path) => format!("a Snap ({})", path.display()),
+            Build::Flatpak(path) => format!("a Flatpak ({})", path.display()),
+            Build::Native(path) => path.display().to_string(),
+        })
+        .collect();
+    Some(format!(
+        "{browser} is installed only as {}: Snap and Flatpak browsers run sandboxed and can't start native \
+         messaging hosts installed outside the sandbox; install your distribution's or the vendor's .deb/.rpm \
+         build of {browser} to use the cache",
+        found.join(" and ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+
+    const NAME: &str = "com.browserx.llm_cache.json";
+
+    fn user(os: Os, vars: &[(&str, &str)], browser: Browser) -> String {
+        let platform = Platform::new(os, vars);
+        manifest_location(browser, Scope::User, &platform, Path::new("/base")).unwrap().to_string()
+    }
+
+    #[test]
+    fn linux_user_locations() {
+        let home = [("HOME", "/home/u")];
+        let cases = [
+            (Browser::Chrome, "/home/u/.config/google-chrome/NativeMessagingHosts"),
+            (Browser::Chromium, "/home/u/.config/chromium/NativeMessagingHosts"),
+            (Browser::Edge, "/home/u/.config/microsoft-edge/NativeMessagingHosts"),
+            (Browser::Brave, "/home/u/.config/BraveSoftware/Brave-Browser/NativeMessagingHosts"),
+            (Browser::Vivaldi, "/home/u/.config/vivaldi/NativeMessagingHosts"),
+            (Browser::Firefox, "/home/u/.mozilla/native-messaging-hosts"),
+        ];
+        for (browser, dir) in cases {
+            assert_eq!(user(Os::Linux, &home, browser), format!("{dir}/{NAME}"), "{browser}");
+        }
+        // Chromium browsers follow XDG_CONFIG_HOME (if absolute); Firefox stays in ~/.mozilla.
+        let xdg = [("HOME", "/home/u"), ("XDG_CONFIG_HOME", "/cfg")];
+        assert_eq!(user(Os::Linux, &xdg, Browser::Chromium), format!("/cfg/chromium/NativeMessagingHosts/{NAME}"));
+        assert_eq!(user(Os::Linux, &xdg, Browser::Firefox), format!("/home/u/.mozilla/native-messaging-hosts/{NAME}"));
+        let relative = [("HOME", "/home/u"), ("XDG_CONFIG_HOME", "cfg")];
+        assert_eq!(
+            user(Os::Linux, &relative, Browser::Chrome),
+            format!("/home/u/.config/google-chrome/NativeMessagingHosts/{NAME}")
+        );
+    }
+
+    #[test]
+    fn mac_user_locations() {
+        let home = [("HOME", "/Users/u")];
+        let support = "/Users/u/Library/Application Support";
+        let cases = [
+            (Browser::Chrome, "Google/Chrome/NativeMessagingHosts"),
+            (Browser::Chromium, "Chromium/NativeMessagingHosts"),
+            (Browser::Edge, "Microsoft Edge/NativeMessagingHosts"),
+            (Browser::Brave, "BraveSoftware/Brave-Browser/NativeMessagingHosts"),
+            (Browser::Vivaldi, "Vivaldi/NativeMessagingHosts"),
+            (Browser::Firefox, "Mozilla/NativeMessagingHosts"),
+        ];
+        for (browser, dir) in cases {
+            assert_eq!(user(Os::MacOs, &home, browser), format!("{support}/{dir}/{NAME}"), "{browser}");
+        }
+    }
+
+    #[test]
+    fn system_locations() {
+        let platform = Platform::new(Os::Linux, &[]);
+        let system = |os: Os, browser| {
+            let platform = Platform { os, ..platform.clone() };
+            manifest_location(browser, Scope::System, &platform, Path::new("/base")).unwrap().to_string()
+        };
+        let cases = [
+            (Os::Linux, Browser::Chrome, "/etc/opt/chrome/native-messaging-hosts"),
+            (Os::Linux, Browser::Chromium, "/etc/chromium/native-messaging-hosts"),
+            (Os::Linux, Browser::Edge, "/etc/opt/edge/native-messaging-hosts"),
+            (Os::Linux, Browser::Brave, "/etc/chromium/native-messaging-hosts"),
+            (Os::Linux, Browser::Vivaldi, "/etc/chromium/native-messaging-hosts"),
+            (Os::Linux, Browser::Firefox, "/usr/lib/mozilla/native-messaging-hosts"),
+            (Os::MacOs, Browser::Chrome, "/Library/Google/Chrome/NativeMessagingHosts"),
+            (Os::MacOs, Browser::Chromium, "/Library/Application Support/Chromium/NativeMessagingHosts"),
+            (Os::MacOs, Browser::Edge, "/Library/Microsoft/Edge/NativeMessagingHosts"),
+            (Os::MacOs, Browser::Brave, "/Library/Application Support/Chromium/NativeMessagingHosts"),
+            (Os::MacOs, Browser::Vivaldi, "/Library/Application Support/Chromium/NativeMessagingHosts"),
+            (Os::MacOs, Browser::Firefox, "/Library/Application Support/Mozilla/NativeMessagingHosts"),
+        ];
+        for (os, browser, dir) in cases {
+            assert_eq!(system(os, browser), format!("{dir}/{NAME}"), "{os:?} {browser}");
+        }
+    }
+
+    #[test]
+    fn windows_registry_keys() {
+        let platform = Platform::new(Os::Windows, &[("LOCALAPPDATA", "C:/Users/u/AppData/Local")]);
+        let base = Path::new("C:/Users/u/AppData/Local/llm-cache-host");
+        let cases = [
+            (Browser::Chrome, "Software\\Google\\Chrome", "chromium"),
+            (Browser::Chromium, "Software\\Chromium", "chromium"),
+            (Browser::Edge, "Software\\Microsoft\\Edge", "chromium"),
+            (Browser::Brave, "Software\\Google\\Chrome", "chromium"),
+            (Browser::Vivaldi, "Software\\Google\\Chrome", "chromium"),
+            (Browser::Firefox, "Software\\Mozilla", "firefox"),
+        ];
+        for scope in [Scope::User, Scope::System] {
+            for (browser, vendor, folder) in cases {
+                let location = manifest_location(browser, scope, &platform, base).unwrap();
+                let expected = Location::Registry {
+                    hive: if scope == Scope::User { Hive::CurrentUser } else { Hive::LocalMachine },
+                    key: format!("{vendor}\\NativeMessagingHosts\\com.browserx.llm_cache"),
+                    manifest: base.join("manifests").join(folder).join(NAME),
+                };
+                assert_eq!(location, expected, "{browser} {scope:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn locations_need_home() {
+        for os in [Os::Linux, Os::MacOs] {
+            let error = manifest_location(Browser::Chrome, Scope::User, &Platform::new(os, &[]), Path::new("/b"));
+            assert!(error.unwrap_err().0.contains("HOME"), "{os:?}");
+        }
+    }
+
+    #[test]
+    fn custom_profiles() {
+        assert_eq!(
+            profile_location(Os::Linux, Path::new("/tmp/profile")).unwrap().manifest(),
+            Path::new("/tmp/profile/NativeMessagingHosts").join(NAME)
+        );
+        assert!(profile_location(Os::MacOs, Path::new("/tmp/p")).is_some());
+        assert_eq!(profile_location(Os::Windows, Path::new("C:/p")), None);
+    }
+
+    fn existing(paths: &[&str]) -> impl Fn(&Path) -> bool {
+        let paths: HashSet<PathBuf> = paths.iter().map(PathBuf::from).collect();
+        move |path| paths.contains(path)
+    }
+
+    #[test]
+    fn detection_on_linux() {
+        let platform = Platform::new(Os::Linux, &[("HOME", "/home/u")]);
+        let exists = existing(&[
+            "/usr/bin/chromium",
+            "/snap/bin/firefox",
+            "/home/u/.local/share/flatpak/app/com.brave.Browser",
+            "/var/lib/flatpak/app/com.google.Chrome",
+            "/opt/google/chrome/chrome",
+        ]);
+        assert_eq!(detect(Browser::Chromium, &platform, &exists), [Build::Native("/usr/bin/chromium".into())]);
+        assert_eq!(detect(Browser::Firefox, &platform, &exists), [Build::Snap("/snap/bin/firefox".into())]);
+        assert_eq!(
+            detect(Browser::Brave, &platform, &exists),
+            [Build::Flatpak("/home/u/.local/share/flatpak/app/com.brave.Browser".into())]
+        );
+        let chrome = detect(Browser::Chrome, &platform, &exists);
+        assert_eq!(chrome.len(), 2);
+        assert_eq!(sandbox_warning(Browser::Chrome, &chrome), None, "a native build besides the Flatpak works");
+        assert!(detect(Browser::Edge, &platform, &exists).is_empty());
+        let warning = sandbox_warning(Browser::Firefox, &detect(Browser::Firefox, &platform, &exists)).unwrap();
+        assert!(warning.contains("a Snap (/snap/bin/firefox)") && warning.contains("can't start native"), "{warning}");
+        assert_eq!(sandbox_warning(Browser::Edge, &[]), None);
+    }
+
+    #[test]
+    fn detection_on_mac_and_windows() {
+        let mac = Platform::new(Os::MacOs, &[("HOME", "/Users/u")]);
+        let exists = existing(&["/Applications/Google Chrome.app", "/Users/u/Applications/Firefox.app"]);
+        assert_eq!(detect(Browser::Chrome, &mac, &exists), [Build::Native("/Applications/Google Chrome.app".into())]);
+        assert_eq!(detect(Browser::Firefox, &mac, &exists).len(), 1);
+        assert!(detect(Browser::Edge, &mac, &exists).is_empty());
+
+        let windows = Platform::new(
+            Os::Windows,
+            &[("ProgramFiles(x86)", "C:/PF86"), ("LOCALAPPDATA", "C:/Users/u/AppData/Local")],
+        );
+        let edge = Path::new("C:/PF86").join("Microsoft\\Edge\\Application\\msedge.exe");
+        let exists = move |path: &Path| path == edge;
+        assert_eq!(detect(Browser::Edge, &windows, &exists).len(), 1);
+        assert!(detect(Browser::Chrome, &windows, &exists).is_empty());
+    }
+}

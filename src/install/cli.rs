@@ -1,0 +1,234 @@
+//! The set-up subcommands' command line.
+//!
+//! clap parses these three subcommands only: their repeatable, validated flags and per-command
+//! `--help` would otherwise be a hand-written parser of their own. Host mode never reaches clap:
+//! [`crate::launch::parse`] sends only `install`, `uninstall` and `doctor` here, so Chrome's
+//! positional `chrome-extension://<id>/` argument and Firefox's two arguments go to host mode as
+//! before.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use super::browsers::{Browser, Platform, Scope};
+use super::doctor::{DoctorOptions, doctor};
+use super::install::install;
+use super::manifest::{
+    DEFAULT_EXTENSION_ID, DEFAULT_FIREFOX_EXTENSION_ID, is_chrome_extension_id, is_firefox_extension_id,
+};
+use super::uninstall::uninstall;
+use super::{Selection, say};
+
+/// Exit code when a command ran and found or hit a problem.
+const FAILED: u8 = 1;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "llm-cache-host",
+    version,
+    about = "Registers llm-cache-host with browsers, removes it, and checks it works.",
+    after_help = "Browsers start the host themselves with `llm-cache-host chrome-extension://<id>/` (or Firefox's \
+                  two arguments); run `llm-cache-host --help` for that."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: SetupCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum SetupCommand {
+    /// Copy this binary to a stable place and register it with browsers.
+    ///
+    /// A user install copies the binary to <data dir>/bin/llm-cache-host (Linux:
+    /// ~/.local/share/llm-cache-host, macOS: ~/Library/Application Support/llm-cache-host, Windows:
+    /// %LOCALAPPDATA%\llm-cache-host; LLM_CACHE_DIR overrides) and writes each browser's manifest
+    /// where that browser looks for the current user's hosts (Windows: a manifest file in the data
+    /// directory and an HKCU registry key). It reads back what it wrote and records it in
+    /// <data dir>/install.json for `uninstall`. Without --browser or --user-data-dir it registers with
+    /// every browser it finds installed, or with all six when it finds none.
+    #[command(after_help = LOCATIONS)]
+    Install(Flags),
+    /// Remove exactly what `install` wrote (its record lists it); cached data stays.
+    Uninstall {
+        /// Undo a `--system` install.
+        #[arg(long)]
+        system: bool,
+    },
+    /// Check every step a browser takes to start the host; exit 1 if any would fail.
+    ///
+    /// Checks, for each browser it finds (or the ones given): the manifest exists and parses, its
+    /// name matches the file name, its path is absolute and executable, the extension's origin is
+    /// allowed, the binary answers `hello` with protocol 1, no enterprise policy blocks the host;
+    /// and that the data directory is writable.
+    Doctor {
+        #[command(flatten)]
+        flags: Flags,
+        /// Read Linux policy files under DIR instead of / (for tests, or a mounted system image).
+        #[arg(long, value_name = "DIR", default_value = "/")]
+        policy_root: PathBuf,
+    },
+}
+
+/// The flags `install` and `doctor` share.
+#[derive(Debug, Args)]
+struct Flags {
+    /// A browser to register with or check (repeatable) [default: those found installed].
+    #[arg(long = "browser", value_enum, value_name = "BROWSER")]
+    browsers: Vec<Browser>,
+    /// A Chrome extension id to allow, as chrome-extension://<ID>/ in allowed_origins (repeatable).
+    #[arg(long = "extension-id", value_name = "ID", default_value = DEFAULT_EXTENSION_ID, value_parser = chrome_id)]
+    extension_ids: Vec<String>,
+    /// A Firefox add-on id to allow in allowed_extensions (repeatable).
+    #[arg(long = "firefox-extension-id", value_name = "ID", default_value = DEFAULT_FIREFOX_EXTENSION_ID, value_parser = firefox_id)]
+    firefox_extension_ids: Vec<String>,
+    /// For every user: system folders (HKLM on Windows); needs root or an administrator.
+    #[arg(long)]
+    system: bool,
+    /// A Chromium profile started with --user-data-dir=DIR: the manifest goes in DIR/NativeMessagingHosts
+    /// (repeatable; Linux and macOS).
+    #[arg(long = "user-data-dir", value_name = "DIR")]
+    user_data_dirs: Vec<PathBuf>,
+}
+
+impl Flags {
+    fn selection(self) -> Selection {
+        Selection {
+            browsers: self.browsers,
+            user_data_dirs: self.user_data_dirs,
+            extension_ids: self.extension_ids,
+            firefox_extension_ids: self.firefox_extension_ids,
+            scope: if self.system { Scope::System } else { Scope::User },
+        }
+    }
+}
+
+fn chrome_id(id: &str) -> Result<String, String> {
+    if is_chrome_extension_id(id) {
+        Ok(id.to_owned())
+    } else {
+        Err("a Chrome extension id is 32 letters from a to p, as chrome://extensions shows it".into())
+    }
+}
+
+fn firefox_id(id: &str) -> Result<String, String> {
+    if is_firefox_extension_id(id) {
+        Ok(id.to_owned())
+    } else {
+        Err("a Firefox add-on id looks like name@domain or {GUID}".into())
+    }
+}
+
+/// Where manifests go, for `install --help`.
+const LOCATIONS: &str = "\
+Where browsers look for the manifest (user level; --system in brackets):
+  Linux    Chrome    ~/.config/google-chrome/NativeMessagingHosts  [/etc/opt/chrome/native-messaging-hosts]
+           Chromium  ~/.config/chromium/NativeMessagingHosts       [/etc/chromium/native-messaging-hosts]
+           Edge      ~/.config/microsoft-edge/NativeMessagingHosts [/etc/opt/edge/native-messaging-hosts]
+           Brave     ~/.config/BraveSoftware/Brave-Browser/NativeMessagingHosts  [/etc/chromium/...]
+           Vivaldi   ~/.config/vivaldi/NativeMessagingHosts        [/etc/chromium/...]
+           Firefox   ~/.mozilla/native-messaging-hosts             [/usr/lib/mozilla/native-messaging-hosts]
+           (~/.config is $XDG_CONFIG_HOME when set)
+  macOS    ~/Library/Application Support/{Google/Chrome, Chromium, Microsoft Edge,
+           BraveSoftware/Brave-Browser, Vivaldi, Mozilla}/NativeMessagingHosts
+           [/Library/Google/Chrome/..., /Library/Microsoft/Edge/..., /Library/Application Support/{Chromium,Mozilla}/...]
+  Windows  HKCU [HKLM] \\Software\\{Google\\Chrome (also Brave, Vivaldi), Chromium, Microsoft\\Edge, Mozilla}
+           \\NativeMessagingHosts\\com.browserx.llm_cache = the manifest file's path
+
+Snap and Flatpak browsers can't start native hosts; install says so when it finds only those.
+";
+
+/// Runs a set-up command; `args` are the arguments after the program name, starting with the command.
+pub fn run(args: &[String]) -> ExitCode {
+    let cli = match Cli::try_parse_from(std::iter::once("llm-cache-host".to_owned()).chain(args.iter().cloned())) {
+        Ok(cli) => cli,
+        Err(error) => {
+            // --help and --version print to stdout and succeed; mistakes print to stderr and exit 2.
+            let _ = error.print();
+            return ExitCode::from(error.exit_code() as u8);
+        }
+    };
+    let platform = Platform::current();
+    let mut stdout = std::io::stdout().lock();
+    let result = match cli.command {
+        SetupCommand::Install(flags) => install(&flags.selection(), &platform, &mut stdout).map(|()| true),
+        SetupCommand::Uninstall { system } => {
+            let scope = if system { Scope::System } else { Scope::User };
+            uninstall(scope, &platform, &mut stdout).map(|()| true)
+        }
+        SetupCommand::Doctor { flags, policy_root } => {
+            doctor(&DoctorOptions { selection: flags.selection(), policy_root }, &platform, &mut stdout)
+        }
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(FAILED),
+        Err(failure) => {
+            say(&mut stdout, format!("FAIL {failure}"));
+            ExitCode::from(FAILED)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    fn parse(words: &[&str]) -> Result<SetupCommand, clap::Error> {
+        Cli::try_parse_from(std::iter::once("llm-cache-host").chain(words.iter().copied())).map(|cli| cli.command)
+    }
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn install_flags() {
+        let SetupCommand::Install(flags) = parse(&["install"]).unwrap() else { panic!() };
+        let selection = flags.selection();
+        assert_eq!(selection.extension_ids, [DEFAULT_EXTENSION_ID]);
+        assert_eq!(selection.firefox_extension_ids, [DEFAULT_FIREFOX_EXTENSION_ID]);
+        assert_eq!((selection.scope, selection.browsers.len()), (Scope::User, 0));
+
+        let words = [
+            "install",
+            "--browser",
+            "chrome",
+            "--browser=firefox",
+            "--extension-id",
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "--extension-id",
+            DEFAULT_EXTENSION_ID,
+            "--firefox-extension-id",
+            "x@y.z",
+            "--system",
+            "--user-data-dir",
+            "/tmp/p",
+        ];
+        let SetupCommand::Install(flags) = parse(&words).unwrap() else { panic!() };
+        let selection = flags.selection();
+        assert_eq!(selection.browsers, [Browser::Chrome, Browser::Firefox]);
+        assert_eq!(selection.extension_ids, ["aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", DEFAULT_EXTENSION_ID]);
+        assert_eq!(selection.firefox_extension_ids, ["x@y.z"]);
+        assert_eq!(selection.scope, Scope::System);
+        assert_eq!(selection.user_data_dirs, [PathBuf::from("/tmp/p")]);
+    }
+
+    #[test]
+    fn mistakes_are_refused() {
+        for words in [
+            &["install", "--browser", "safari"][..],
+            &["install", "--extension-id", "not-an-id"],
+            &["install", "--firefox-extension-id", "plain"],
+            &["uninstall", "--browser", "chrome"],
+            &["doctor", "extra"],
+        ] {
+            assert!(parse(words).is_err(), "{words:?}");
+        }
+        let SetupCommand::Doctor { policy_root, .. } = parse(&["doctor"]).unwrap() else { panic!() };
+        assert_eq!(policy_root, PathBuf::from("/"));
+    }
+}

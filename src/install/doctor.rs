@@ -1,0 +1,390 @@
+//! `doctor`: checks every step a browser takes to start the host, one line per check, and fails
+//! when any step would fail. It answers "Specified native messaging host not found" and its
+//! cousins: which manifest is missing, wrong or blocked, and why.
+
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::browsers::{Browser, Family, Location, Platform};
+use super::manifest::{HOST_NAME, chrome_origin};
+use super::record::Record;
+use super::{Failure, Selection, Target, browser_target, found_browsers, layout, policy, registry, say};
+use crate::cmd::PROTOCOL_VERSION;
+use crate::paths::{self, Os};
+
+/// How long the host may take to answer `hello` (it answers in milliseconds; a cold disk is slower).
+const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What `doctor` checks.
+#[derive(Debug, Clone)]
+pub struct DoctorOptions {
+    /// The browsers, profiles, extensions and scope to check.
+    pub selection: Selection,
+    /// Where policy files are read from on Linux: `/` except in tests and for mounted images.
+    pub policy_root: PathBuf,
+}
+
+/// The lines printed so far and what they add up to.
+struct Report<'a> {
+    /// Where the lines go.
+    out: &'a mut dyn Write,
+    /// Checks that passed.
+    passed: usize,
+    /// Checks that failed.
+    failed: usize,
+}
+
+impl Report<'_> {
+    fn ok(&mut self, subject: &str, text: impl AsRef<str>) {
+        self.passed += 1;
+        say(self.out, format!("OK   {subject}: {}", text.as_ref()));
+    }
+
+    fn fail(&mut self, subject: &str, text: impl AsRef<str>) {
+        self.failed += 1;
+        say(self.out, format!("FAIL {subject}: {}", text.as_ref()));
+    }
+
+    fn note(&mut self, text: impl AsRef<str>) {
+        say(self.out, format!("NOTE {}", text.as_ref()));
+    }
+
+    /// Records one check: `Ok(text)` passes, `Err(text)` fails; tells whether it passed.
+    fn check(&mut self, subject: &str, result: Result<String, String>) -> bool {
+        match result {
+            Ok(text) => {
+                self.ok(subject, text);
+                true
+            }
+            Err(text) => {
+                self.fail(subject, text);
+                false
+            }
+        }
+    }
+}
+
+/// Runs every check; tells whether all passed.
+///
+/// # Errors
+/// Only when there is nothing to check against (no HOME, an unreadable install record).
+pub fn doctor(options: &DoctorOptions, platform: &Platform, out: &mut dyn Write) -> Result<bool, Failure> {
+    let selection = &options.selection;
+    let base = std::path::absolute(layout::install_base(selection.scope, platform)?)
+        .map_err(|e| Failure(format!("no install folder: {e}")))?;
+    let found = found_browsers(platform);
+    let targets = doctor_targets(selection, platform, &base, &found)?;
+    let mut report = Report { out, passed: 0, failed: 0 };
+
+    for warning in super::sandbox_warnings(selection, &targets, &found) {
+        report.note(warning);
+    }
+    for target in &targets {
+        check_target(target, selection, platform.os, &mut report);
+    }
+    let mut policy_browsers: Vec<Browser> = Vec::new();
+    for target in &targets {
+        // A custom profile may belong to any Chromium build; Chromium's policies stand in for it.
+        let browsers = if target.browsers.is_empty() { vec![Browser::Chromium] } else { target.browsers.clone() };
+        for browser in browsers {
+            if !policy_browsers.contains(&browser) {
+                policy_browsers.push(browser);
+            }
+        }
+    }
+    for browser in policy_browsers {
+        check_policies(browser, options, platform.os, &mut report);
+    }
+    report.check("data directory", data_dir_writable(platform));
+
+    let total = report.passed + report.failed;
+    if report.failed == 0 {
+        say(report.out, format!("doctor: all {total} checks passed"));
+    } else {
+        say(report.out, format!("doctor: {} of {total} checks failed", report.failed));
+    }
+    Ok(report.failed == 0)
+}
+
+/// What to check: what was asked for; else what the install record lists plus every browser found
+/// with a build that can start hosts; else every browser.
+fn doctor_targets(
+    selection: &Selection,
+    platform: &Platform,
+    base: &Path,
+    found: &[(Browser, Vec<super::browsers::Build>)],
+) -> Result<Vec<Target>, Failure> {
+    if !selection.browsers.is_empty() || !selection.user_data_dirs.is_empty() {
+        return super::selected_targets(selection, platform, base, found);
+    }
+    let mut targets = Vec::new();
+    let record = Record::load(&layout::record_in(base)).map_err(|e| Failure(e.to_string()))?;
+    for target in record.into_iter().flat_map(|record| record.entries) {
+        super::push_target(&mut targets, target);
+    }
+    for (browser, builds) in found {
+        if builds.iter().any(super::browsers::Build::can_start_hosts) {
+            super::push_target(&mut targets, browser_target(*browser, selection.scope, platform, base)?);
+        }
+    }
+    if targets.is_empty() {
+        for browser in Browser::ALL {
+            super::push_target(&mut targets, browser_target(browser, selection.scope, platform, base)?);
+        }
+    }
+    Ok(targets)
+}
+
+/// The command that installs for this target, for the hints.
+fn install_hint(target: &Target) -> String {
+    if target.browsers.is_empty() {
+        let dir = target.location.manifest().parent().and_then(Path::parent).unwrap_or(Path::new("DIR"));
+        format!("llm-cache-host install --user-data-dir '{}'", dir.display())
+    } else {
+        let flags: Vec<String> = target.browsers.iter().map(|b| format!("--browser {b}")).collect();
+        format!("llm-cache-host install {}", flags.join(" "))
+    }
+}
+
+/// The checks for one manifest location, from "is it there" to "does the host answer".
+fn check_target(target: &Target, selection: &Selection, os: Os, report: &mut Report<'_>) {
+    let subject = target.label.as_str();
+    let mut file = target.location.manifest().to_owned();
+    if let Location::Registry { hive, key, manifest } = &target.location {
+        let value = if os == Os::Windows {
+            registry::run(&registry::query_args(*hive, key)).ok().and_then(|out| registry::parse_default_value(&out))
+        } else {
+            None
+        };
+        let Some(value) = value else {
+            report.fail(
+                subject,
+                format!("registry key {}\\{key} is missing: run `{}`", hive.short(), install_hint(target)),
+            );
+            return;
+        };
+        report.ok(subject, format!("registry key {}\\{key} points at {value}", hive.short()));
+        if Path::new(&value) != manifest.as_path() {
+            report.note(format!(
+                "{subject}: the key points at another manifest than install writes ({})",
+                manifest.display()
+            ));
+        }
+        file = PathBuf::from(value);
+    }
+
+    let text = match std::fs::read_to_string(&file) {
+        Ok(text) => {
+            report.ok(subject, format!("manifest found: {}", file.display()));
+            text
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            report.fail(
+                subject,
+                format!(
+                    "no manifest at {} (the browser says \"Specified native messaging host not found\"): run `{}`",
+                    file.display(),
+                    install_hint(target)
+                ),
+            );
+            return;
+        }
+        Err(error) => {
+            report.fail(subject, format!("can't read {}: {error}", file.display()));
+            return;
+        }
+    };
+    let manifest = match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(object)) => {
+            report.ok(subject, "manifest is valid JSON");
+            object
+        }
+        Ok(_) => {
+            report.fail(subject, "manifest is JSON but not an object");
+            return;
+        }
+        Err(error) => {
+            report.fail(subject, format!("manifest is not valid JSON: {error}"));
+            return;
+        }
+    };
+    let field = |name: &str| manifest.get(name).and_then(Value::as_str);
+
+    let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    report.check(
+        subject,
+        match field("name") {
+            Some(name) if name == stem && name == HOST_NAME => Ok(format!("name \"{name}\" matches the file name")),
+            Some(name) => Err(format!(
+                "name is \"{name}\" but the file is {stem}.json and extensions connect to {HOST_NAME}: they must be equal"
+            )),
+            None => Err("the manifest has no \"name\"".into()),
+        },
+    );
+    report.check(
+        subject,
+        match field("type") {
+            Some("stdio") => Ok("type is \"stdio\"".into()),
+            other => Err(format!("type is {other:?}, but browsers only start \"stdio\" hosts")),
+        },
+    );
+    let binary = match field("path") {
+        Some(path) => check_binary(Path::new(path)),
+        None => Err("the manifest has no \"path\"".into()),
+    };
+    let binary_ok = report.check(subject, binary.clone());
+    let allowed = |list: &str| -> Vec<&str> {
+        manifest.get(list).and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect()
+    };
+    match target.family {
+        Family::Chromium => {
+            let origins = allowed("allowed_origins");
+            for id in &selection.extension_ids {
+                let origin = chrome_origin(id);
+                report.check(
+                    subject,
+                    if origins.contains(&origin.as_str()) {
+                        Ok(format!("{origin} is in allowed_origins"))
+                    } else {
+                        Err(format!(
+                            "{origin} is not in allowed_origins, so the extension gets \"Access to the specified \
+                             native messaging host is forbidden\": run `{} --extension-id {id}`",
+                            install_hint(target)
+                        ))
+                    },
+                );
+            }
+        }
+        Family::Firefox => {
+            let ids = allowed("allowed_extensions");
+            for id in &selection.firefox_extension_ids {
+                report.check(
+                    subject,
+                    if ids.contains(&id.as_str()) {
+                        Ok(format!("{id} is in allowed_extensions"))
+                    } else {
+                        Err(format!(
+                            "{id} is not in allowed_extensions: run `{} --firefox-extension-id {id}`",
+                            install_hint(target)
+                        ))
+                    },
+                );
+            }
+        }
+    }
+    if binary_ok {
+        let path = PathBuf::from(field("path").unwrap_or_default());
+        let args: Vec<OsString> = match target.family {
+            Family::Chromium => {
+                vec![chrome_origin(selection.extension_ids.first().map_or("", String::as_str)).into()]
+            }
+            Family::Firefox => vec![
+                file.clone().into_os_string(),
+                selection.firefox_extension_ids.first().cloned().unwrap_or_default().into(),
+            ],
+        };
+        report.check(subject, probe_hello(&path, &args));
+    }
+}
+
+/// The manifest's `path`: absolute, a file, executable.
+fn check_binary(path: &Path) -> Result<String, String> {
+    if !path.is_absolute() {
+        return Err(format!(
+            "path \"{}\" is not absolute; browsers on Linux and macOS need an absolute path",
+            path.display()
+        ));
+    }
+    let meta = std::fs::metadata(path).map_err(|error| format!("path {} can't be used: {error}", path.display()))?;
+    if !meta.is_file() {
+        return Err(format!("path {} is not a file", path.display()));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if meta.permissions().mode() & 0o111 == 0 {
+            return Err(format!("path {} is not executable (chmod +x it, or install again)", path.display()));
+        }
+    }
+    Ok(format!("path {} is absolute and executable", path.display()))
+}
+
+/// Starts the host as a browser would, sends a `hello` frame and checks the reply's protocol.
+fn probe_hello(binary: &Path, args: &[OsString]) -> Result<String, String> {
+    let mut child = Command::new(binary)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|error| format!("can't start {}: {error}", binary.display()))?;
+    let request = br#"{"id":"doctor","op":"hello"}"#;
+    let mut frame = (request.len() as u32).to_ne_bytes().to_vec();
+    frame.extend_from_slice(request);
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let mut stdout = child.stdout.take().expect("stdout is piped");
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        let read = (|| -> std::io::Result<Vec<u8>> {
+            let mut header = [0u8; 4];
+            stdout.read_exact(&mut header)?;
+            let mut body = vec![0u8; u32::from_ne_bytes(header) as usize];
+            stdout.read_exact(&mut body)?;
+            Ok(body)
+        })();
+        let _ = sender.send(read);
+    });
+    // A host that exits at once (refusing its arguments) closes the pipe: that shows in the reply.
+    let _ = stdin.write_all(&frame).and_then(|()| stdin.flush());
+    let reply = receiver.recv_timeout(HELLO_TIMEOUT);
+    drop(stdin);
+    if reply.is_err() {
+        let _ = child.kill();
+    }
+    let status = child.wait().map(|status| status.to_string()).unwrap_or_else(|error| error.to_string());
+    let body = match reply {
+        Ok(Ok(body)) => body,
+        Ok(Err(_)) => return Err(format!("the host ended ({status}) without answering hello; see its log")),
+        Err(_) => return Err(format!("the host didn't answer hello within {} s", HELLO_TIMEOUT.as_secs())),
+    };
+    let reply: Value =
+        serde_json::from_slice(&body).map_err(|error| format!("the host's reply to hello is not JSON: {error}"))?;
+    let result = &reply["result"];
+    if reply["ok"] != true || result["protocolVersion"] != PROTOCOL_VERSION {
+        return Err(format!("the host's reply to hello is not protocol {PROTOCOL_VERSION}: {reply}"));
+    }
+    let version = result["hostVersion"].as_str().unwrap_or("?");
+    Ok(format!("the host answers hello: protocol {PROTOCOL_VERSION}, host {version}"))
+}
+
+/// Policies for one browser.
+fn check_policies(browser: Browser, options: &DoctorOptions, os: Os, report: &mut Report<'_>) {
+    let Some(reading) = policy::read(browser, os, &options.policy_root) else { return };
+    for problem in &reading.problems {
+        report.note(format!("{browser}: a policy file the browser will ignore: {problem}"));
+    }
+    let sources = reading.sources.join(", ");
+    report.check(
+        browser.id(),
+        match reading.policy.blocks(options.selection.scope) {
+            None => Ok(format!("no policy blocks the host (looked in {sources})")),
+            Some(why) => Err(format!("a policy blocks the host: {why} (from {sources})")),
+        },
+    );
+}
+
+/// The data directory exists (or can be made) and takes a file.
+fn data_dir_writable(platform: &Platform) -> Result<String, String> {
+    let dir = platform.data_dir().ok_or("no data directory: set LLM_CACHE_DIR or HOME")?;
+    paths::create_private_dir(&dir).map_err(|error| format!("can't create {}: {error}", dir.display()))?;
+    let probe = dir.join(format!(".doctor-{}", std::process::id()));
+    std::fs::write(&probe, b"probe").map_err(|error| format!("{} is not writable: {error}", dir.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(format!("{} is writable", dir.display()))
+}

@@ -1,0 +1,131 @@
+//! `install`: copy this binary to a stable place, write each selected browser's manifest pointing at
+//! the copy, check what was written, and record it all for `uninstall`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::browsers::{Location, Platform, Scope};
+use super::manifest::HostManifest;
+use super::record::Record;
+use super::{Failure, Selection, Target, create_dirs, found_browsers, io_failure, layout, owner, registry, say};
+use crate::paths::{self, Os};
+
+/// Installs for `selection` on `platform`, reporting each step on `out`.
+///
+/// # Errors
+/// The first step that failed; what was written before it is in the record, so `uninstall` still
+/// removes it.
+pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) -> Result<(), Failure> {
+    let base = std::path::absolute(layout::install_base(selection.scope, platform)?)
+        .map_err(|e| Failure(format!("no install folder: {e}")))?;
+    let binary = layout::binary_in(&base, platform.os);
+    let record_path = layout::record_in(&base);
+    let found = found_browsers(platform);
+    let targets = super::selected_targets(selection, platform, &base, &found)?;
+
+    if selection.scope == Scope::User {
+        let mut paths: Vec<&Path> = vec![&base, &binary, &record_path];
+        paths.extend(targets.iter().map(|target| target.location.manifest()));
+        owner::check_user_owned(&paths).map_err(Failure)?;
+    }
+    for warning in super::sandbox_warnings(selection, &targets, &found) {
+        say(out, format!("NOTE {warning}"));
+    }
+
+    let mut record = match Record::load(&record_path) {
+        Ok(Some(record)) if record.scope == selection.scope => record,
+        Ok(_) => Record::new(selection.scope),
+        Err(error) => return Err(Failure(error.to_string())),
+    };
+    prepare_base(&base, selection.scope, &mut record)?;
+    copy_binary(&binary, &mut record)?;
+    // Record as we go: a failure later leaves a record that still covers what was written.
+    record.save(&record_path).map_err(io_failure("write", &record_path))?;
+    say(out, format!("OK   host binary: {}", binary.display()));
+
+    for target in targets {
+        let manifest =
+            HostManifest::new(target.family, &binary, &selection.extension_ids, &selection.firefox_extension_ids);
+        let written = write_target(&target, &manifest, platform.os, &mut record);
+        record.save(&record_path).map_err(io_failure("write", &record_path))?;
+        written?;
+        say(out, format!("OK   {}: wrote {}", target.label, target.location));
+    }
+    say(out, format!("OK   install record: {}", record_path.display()));
+    say(out, "Installed. `llm-cache-host doctor` checks every step a browser takes to start the host.");
+    Ok(())
+}
+
+/// Creates the install base: private (0700) for a user install, as it is the data directory.
+fn prepare_base(base: &Path, scope: Scope, record: &mut Record) -> Result<(), Failure> {
+    let mut created = Vec::new();
+    create_dirs(base, &mut created).map_err(io_failure("create", base))?;
+    if scope == Scope::User {
+        paths::create_private_dir(base).map_err(io_failure("create", base))?;
+    }
+    created.into_iter().for_each(|dir| record.add_created_dir(dir));
+    Ok(())
+}
+
+/// Copies the running binary to `dest`, unless it is running from there.
+fn copy_binary(dest: &Path, record: &mut Record) -> Result<(), Failure> {
+    let current = std::env::current_exe()
+        .and_then(|exe| exe.canonicalize())
+        .map_err(|e| Failure(format!("can't find the running binary: {e}")))?;
+    if dest.canonicalize().is_ok_and(|installed| installed == current) {
+        return Ok(());
+    }
+    let dir = dest.parent().expect("the binary's path has a folder");
+    let mut created = Vec::new();
+    create_dirs(dir, &mut created).map_err(io_failure("create", dir))?;
+    created.into_iter().for_each(|dir| record.add_created_dir(dir));
+    // Copy beside it and rename over it: a running copy (a browser's host) keeps its old file.
+    let mut temporary = dest.as_os_str().to_owned();
+    temporary.push(".new");
+    let temporary = PathBuf::from(temporary);
+    std::fs::copy(&current, &temporary).map_err(io_failure("copy the binary to", &temporary))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&temporary, std::fs::Permissions::from_mode(0o755))
+            .map_err(io_failure("make executable", &temporary))?;
+    }
+    std::fs::rename(&temporary, dest).map_err(io_failure("replace", dest))?;
+    record.binary = Some(dest.to_owned());
+    Ok(())
+}
+
+/// Writes one manifest (and on Windows its registry key), then reads both back to check them.
+fn write_target(target: &Target, manifest: &HostManifest, os: Os, record: &mut Record) -> Result<(), Failure> {
+    let file = target.location.manifest();
+    let dir = file.parent().expect("a manifest's path has a folder");
+    let mut created = Vec::new();
+    let made = create_dirs(dir, &mut created);
+    created.into_iter().for_each(|dir| record.add_created_dir(dir));
+    made.map_err(io_failure("create", dir))?;
+    super::write_atomically(file, manifest.to_text().as_bytes()).map_err(io_failure("write", file))?;
+    record.add_entry(target.clone());
+    #[cfg(unix)]
+    {
+        // Browsers of every user must be able to read a system manifest; nothing in it is secret.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o644)).map_err(io_failure("chmod", file))?;
+    }
+    let read_back = std::fs::read_to_string(file).map_err(io_failure("read back", file))?;
+    match serde_json::from_str::<HostManifest>(&read_back) {
+        Ok(parsed) if parsed == *manifest => {}
+        Ok(_) => return Err(Failure(format!("{} changed while it was written: run install again", file.display()))),
+        Err(error) => return Err(Failure(format!("{} doesn't read back as a manifest: {error}", file.display()))),
+    }
+    if let Location::Registry { hive, key, manifest } = &target.location {
+        if os != Os::Windows {
+            return Err(Failure("registry locations exist only on Windows".into()));
+        }
+        registry::run(&registry::add_args(*hive, key, manifest)).map_err(Failure)?;
+        let value = registry::run(&registry::query_args(*hive, key)).map_err(Failure)?;
+        if registry::parse_default_value(&value).as_deref() != Some(&*manifest.to_string_lossy()) {
+            return Err(Failure(format!("{}\\{key} doesn't read back as {}", hive.short(), manifest.display())));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,90 @@
+//! Where `install` keeps its own files: the installed copy of the binary, the install record and, on
+//! Windows, the manifest files the registry points at.
+//!
+//! A user install keeps them in the data directory ([`crate::paths`]), which already is a stable
+//! per-user place on every OS: `bin/llm-cache-host` beside the `store/` and `logs/` folders. A system
+//! install needs a place every user can read: `/usr/local/lib/llm-cache-host` on Linux,
+//! `/Library/Application Support/llm-cache-host` on macOS, `%ProgramFiles%\llm-cache-host` on
+//! Windows.
+
+use std::path::{Path, PathBuf};
+
+use super::browsers::{Platform, Scope, Unresolved};
+use crate::paths::{APP_DIR, Os};
+
+/// The install record's file name, in the install base.
+const RECORD_FILE: &str = "install.json";
+
+/// The folder `install` keeps its own files in.
+///
+/// # Errors
+/// When the variables that locate it are missing (`HOME`, `LOCALAPPDATA`, `ProgramFiles`).
+pub fn install_base(scope: Scope, platform: &Platform) -> Result<PathBuf, Unresolved> {
+    match (scope, platform.os) {
+        (Scope::User, _) => platform
+            .data_dir()
+            .ok_or_else(|| Unresolved("no data directory: set LLM_CACHE_DIR or HOME (LOCALAPPDATA on Windows)".into())),
+        (Scope::System, Os::Linux) => Ok(PathBuf::from("/usr/local/lib").join(APP_DIR)),
+        (Scope::System, Os::MacOs) => Ok(PathBuf::from("/Library/Application Support").join(APP_DIR)),
+        (Scope::System, Os::Windows) => platform
+            .var("ProgramFiles")
+            .map(|dir| dir.join(APP_DIR))
+            .ok_or_else(|| Unresolved("ProgramFiles is not set".into())),
+    }
+}
+
+/// The installed copy of the binary.
+///
+/// # Errors
+/// As [`install_base`].
+pub fn binary_path(scope: Scope, platform: &Platform) -> Result<PathBuf, Unresolved> {
+    Ok(binary_in(&install_base(scope, platform)?, platform.os))
+}
+
+/// The installed copy of the binary in the install base `base`.
+pub fn binary_in(base: &Path, os: Os) -> PathBuf {
+    base.join("bin").join(if os == Os::Windows { "llm-cache-host.exe" } else { "llm-cache-host" })
+}
+
+/// The record of what `install` wrote, which `uninstall` removes.
+///
+/// # Errors
+/// As [`install_base`].
+pub fn record_path(scope: Scope, platform: &Platform) -> Result<PathBuf, Unresolved> {
+    Ok(record_in(&install_base(scope, platform)?))
+}
+
+/// The install record in the install base `base`.
+pub fn record_in(base: &Path) -> PathBuf {
+    base.join(RECORD_FILE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_os_and_scope() {
+        let linux = Platform::new(Os::Linux, &[("HOME", "/home/u")]);
+        let mac = Platform::new(Os::MacOs, &[("HOME", "/Users/u")]);
+        let windows =
+            Platform::new(Os::Windows, &[("LOCALAPPDATA", "C:/Users/u/AppData/Local"), ("ProgramFiles", "C:/PF")]);
+        let cases = [
+            (&linux, Scope::User, "/home/u/.local/share/llm-cache-host/bin/llm-cache-host"),
+            (&linux, Scope::System, "/usr/local/lib/llm-cache-host/bin/llm-cache-host"),
+            (&mac, Scope::User, "/Users/u/Library/Application Support/llm-cache-host/bin/llm-cache-host"),
+            (&mac, Scope::System, "/Library/Application Support/llm-cache-host/bin/llm-cache-host"),
+            (&windows, Scope::User, "C:/Users/u/AppData/Local/llm-cache-host/bin/llm-cache-host.exe"),
+            (&windows, Scope::System, "C:/PF/llm-cache-host/bin/llm-cache-host.exe"),
+        ];
+        for (platform, scope, binary) in cases {
+            assert_eq!(binary_path(scope, platform).unwrap(), PathBuf::from(binary), "{:?} {scope:?}", platform.os);
+        }
+        assert_eq!(
+            record_path(Scope::User, &Platform::new(Os::Linux, &[("LLM_CACHE_DIR", "/d")])).unwrap(),
+            PathBuf::from("/d/install.json")
+        );
+        assert!(install_base(Scope::User, &Platform::new(Os::Linux, &[])).is_err());
+        assert!(install_base(Scope::System, &Platform::new(Os::Windows, &[])).is_err());
+    }
+}

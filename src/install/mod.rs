@@ -1,0 +1,320 @@
+//! Setting the host up for browsers: `llm-cache-host install | uninstall | doctor`.
+//!
+//! These are commands for a person at a terminal, so unlike host mode they print to stdout.
+//!
+//! # Layout
+//! - [`cli`]: the subcommands' flags (clap) and the exit codes.
+//! - [`browsers`]: the browsers, where each looks for host manifests on each OS (the tables, with
+//!   their sources), and which are installed, natively or as Snap/Flatpak builds.
+//! - [`layout`]: where `install` keeps its own files (the binary's copy, the record).
+//! - [`manifest`]: the host manifest's contents, matching the templates in `manifest/`.
+//! - [`record`]: the install record that `uninstall` undoes.
+//! - [`install`], [`uninstall`], [`doctor`]: the three commands.
+//! - [`owner`]: the refusal to write a user install into someone else's folders.
+//! - [`policy`]: enterprise policies that block hosts.
+//! - [`registry`]: the Windows registry through `reg.exe`.
+
+pub mod browsers;
+pub mod cli;
+pub mod doctor;
+#[allow(clippy::module_inception)] // `install::install` is the `install` command, beside `uninstall`.
+pub mod install;
+pub mod layout;
+pub mod manifest;
+pub mod owner;
+pub mod policy;
+pub mod record;
+pub mod registry;
+pub mod uninstall;
+
+use std::fmt;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use browsers::{Browser, Build, Family, Location, Platform, Scope, Unresolved};
+
+/// What the user asked for: which browsers and profiles, which extensions, whose install.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    /// `--browser`: empty means "the ones found installed".
+    pub browsers: Vec<Browser>,
+    /// `--user-data-dir`: custom Chromium profiles.
+    pub user_data_dirs: Vec<PathBuf>,
+    /// `--extension-id`: Chrome extension ids for `allowed_origins`.
+    pub extension_ids: Vec<String>,
+    /// `--firefox-extension-id`: add-on ids for Firefox's `allowed_extensions`.
+    pub firefox_extension_ids: Vec<String>,
+    /// `--system`: every user's browsers rather than the current user's.
+    pub scope: Scope,
+}
+
+/// One place a manifest is registered: for a browser, or for a custom profile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Target {
+    /// Who it is for, in reports: browser ids (`chrome`, or `chrome, brave` when they share a
+    /// location), or `profile <dir>`.
+    pub label: String,
+    /// The browsers that read it (empty for a custom profile, which any Chromium build may use).
+    pub browsers: Vec<Browser>,
+    /// Which manifest shape it has.
+    pub family: Family,
+    /// Where it is.
+    pub location: Location,
+}
+
+impl Target {
+    /// Adds `other`'s browsers if it is the same location; tells whether it was.
+    fn absorb(&mut self, other: &Target) -> bool {
+        if self.location != other.location {
+            return false;
+        }
+        for browser in &other.browsers {
+            if !self.browsers.contains(browser) {
+                self.browsers.push(*browser);
+            }
+        }
+        self.label = self.browsers.iter().map(|b| b.id()).collect::<Vec<_>>().join(", ");
+        true
+    }
+}
+
+/// Adds `target` to `targets` unless its location is there already (then the browsers join).
+fn push_target(targets: &mut Vec<Target>, target: Target) {
+    if !targets.iter_mut().any(|old| old.absorb(&target)) {
+        targets.push(target);
+    }
+}
+
+/// The target for `browser` at `scope`.
+///
+/// # Errors
+/// As [`browsers::manifest_location`].
+pub fn browser_target(browser: Browser, scope: Scope, platform: &Platform, base: &Path) -> Result<Target, Failure> {
+    Ok(Target {
+        label: browser.id().to_owned(),
+        browsers: vec![browser],
+        family: browser.family(),
+        location: browsers::manifest_location(browser, scope, platform, base)?,
+    })
+}
+
+/// The target for a custom profile folder.
+///
+/// # Errors
+/// On Windows, where browsers find hosts only through the registry.
+pub fn profile_target(dir: &Path, platform: &Platform) -> Result<Target, Failure> {
+    let dir = std::path::absolute(dir).map_err(|e| Failure(format!("{}: {e}", dir.display())))?;
+    let location = browsers::profile_location(platform.os, &dir).ok_or_else(|| {
+        Failure("--user-data-dir does nothing on Windows: browsers there find hosts only through the registry".into())
+    })?;
+    Ok(Target { label: format!("profile {}", dir.display()), browsers: Vec::new(), family: Family::Chromium, location })
+}
+
+/// The browsers found on this machine, with their builds.
+pub fn found_browsers(platform: &Platform) -> Vec<(Browser, Vec<Build>)> {
+    Browser::ALL
+        .into_iter()
+        .map(|browser| (browser, browsers::detect(browser, platform, &|path: &Path| path.exists())))
+        .filter(|(_, builds)| !builds.is_empty())
+        .collect()
+}
+
+/// The targets a selection names: its browsers and profiles; with neither, every browser found with
+/// a build that can start hosts, or every browser when none is found (a browser installed later then
+/// finds the host at once; a manifest for a missing browser is inert).
+///
+/// # Errors
+/// When a location can't be worked out.
+pub fn selected_targets(
+    selection: &Selection,
+    platform: &Platform,
+    base: &Path,
+    found: &[(Browser, Vec<Build>)],
+) -> Result<Vec<Target>, Failure> {
+    let mut browsers = selection.browsers.clone();
+    if browsers.is_empty() && selection.user_data_dirs.is_empty() {
+        browsers = found
+            .iter()
+            .filter(|(_, builds)| builds.iter().any(Build::can_start_hosts))
+            .map(|(browser, _)| *browser)
+            .collect();
+        if browsers.is_empty() {
+            browsers = Browser::ALL.to_vec();
+        }
+    }
+    let mut targets = Vec::new();
+    for browser in browsers {
+        push_target(&mut targets, browser_target(browser, selection.scope, platform, base)?);
+    }
+    for dir in &selection.user_data_dirs {
+        push_target(&mut targets, profile_target(dir, platform)?);
+    }
+    Ok(targets)
+}
+
+/// The warnings for browsers found only as Snap or Flatpak builds: those among the targets, or every
+/// one found when nothing was selected (they were left out for that reason).
+pub fn sandbox_warnings(selection: &Selection, targets: &[Target], found: &[(Browser, Vec<Build>)]) -> Vec<String> {
+    let by_default = selection.browsers.is_empty() && selection.user_data_dirs.is_empty();
+    found
+        .iter()
+        .filter(|(browser, _)| by_default || targets.iter().any(|t| t.browsers.contains(browser)))
+        .filter_map(|(browser, builds)| browsers::sandbox_warning(*browser, builds))
+        .collect()
+}
+
+/// A set-up command that couldn't finish, with the sentence that says why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure(pub String);
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<Unresolved> for Failure {
+    fn from(unresolved: Unresolved) -> Failure {
+        Failure(unresolved.0)
+    }
+}
+
+/// Turns an IO error into a failure that names what was being done to which path.
+fn io_failure<'a>(doing: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> Failure + 'a {
+    move |error| {
+        let hint = if error.kind() == io::ErrorKind::PermissionDenied {
+            " (a --system install needs root: run it with sudo)"
+        } else {
+            ""
+        };
+        Failure(format!("can't {doing} {}: {error}{hint}", path.display()))
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file beside it and a rename, so readers see the old
+/// file or the new one, never half of one.
+///
+/// # Errors
+/// Whatever writing or renaming returns.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(format!(".tmp{}", std::process::id()));
+    let temporary = PathBuf::from(temporary);
+    let written = std::fs::write(&temporary, bytes).and_then(|()| std::fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
+}
+
+/// Creates `dir` and its missing parents, noting each one created in `created` (outermost first).
+///
+/// # Errors
+/// Whatever creating a folder returns.
+fn create_dirs(dir: &Path, created: &mut Vec<PathBuf>) -> io::Result<()> {
+    let missing: Vec<&Path> = dir.ancestors().take_while(|d| !d.as_os_str().is_empty() && !d.exists()).collect();
+    for dir in missing.into_iter().rev() {
+        match std::fs::create_dir(dir) {
+            Ok(()) => created.push(dir.to_owned()),
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(())
+}
+
+/// Prints a line; a closed stdout is no reason to stop installing.
+fn say(out: &mut dyn Write, line: impl fmt::Display) {
+    let _ = writeln!(out, "{line}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::Os;
+
+    fn selection(browsers: &[Browser], scope: Scope) -> Selection {
+        Selection {
+            browsers: browsers.to_vec(),
+            user_data_dirs: Vec::new(),
+            extension_ids: vec![manifest::DEFAULT_EXTENSION_ID.into()],
+            firefox_extension_ids: vec![manifest::DEFAULT_FIREFOX_EXTENSION_ID.into()],
+            scope,
+        }
+    }
+
+    #[test]
+    fn shared_locations_become_one_target() {
+        let windows = Platform::new(Os::Windows, &[("LOCALAPPDATA", "C:/L")]);
+        let picked = selection(&[Browser::Chrome, Browser::Brave, Browser::Vivaldi, Browser::Edge], Scope::User);
+        let targets = selected_targets(&picked, &windows, Path::new("C:/L/llm-cache-host"), &[]).unwrap();
+        assert_eq!(targets.iter().map(|t| t.label.as_str()).collect::<Vec<_>>(), ["chrome, brave, vivaldi", "edge"]);
+
+        let linux = Platform::new(Os::Linux, &[("HOME", "/home/u")]);
+        let picked = selection(&[Browser::Chromium, Browser::Brave, Browser::Chrome], Scope::System);
+        let targets = selected_targets(&picked, &linux, Path::new("/b"), &[]).unwrap();
+        assert_eq!(targets.iter().map(|t| t.label.as_str()).collect::<Vec<_>>(), ["chromium, brave", "chrome"]);
+    }
+
+    #[test]
+    fn defaults_follow_what_is_installed() {
+        let linux = Platform::new(Os::Linux, &[("HOME", "/home/u")]);
+        let none = selection(&[], Scope::User);
+        let all = selected_targets(&none, &linux, Path::new("/b"), &[]).unwrap();
+        assert_eq!(all.len(), Browser::ALL.len(), "nothing found: every browser");
+        let found = [
+            (Browser::Chromium, vec![Build::Native("/usr/bin/chromium".into())]),
+            (Browser::Firefox, vec![Build::Snap("/snap/bin/firefox".into())]),
+        ];
+        let targets = selected_targets(&none, &linux, Path::new("/b"), &found).unwrap();
+        assert_eq!(
+            targets.iter().map(|t| t.label.as_str()).collect::<Vec<_>>(),
+            ["chromium"],
+            "sandboxed builds skipped"
+        );
+        let mut profile_only = none.clone();
+        profile_only.user_data_dirs = vec!["/tmp/p".into()];
+        let targets = selected_targets(&profile_only, &linux, Path::new("/b"), &found).unwrap();
+        assert_eq!(targets.iter().map(|t| t.label.as_str()).collect::<Vec<_>>(), ["profile /tmp/p"]);
+        let windows = Platform::new(Os::Windows, &[("LOCALAPPDATA", "C:/L")]);
+        assert!(selected_targets(&profile_only, &windows, Path::new("C:/b"), &[]).unwrap_err().0.contains("registry"));
+    }
+
+    #[test]
+    fn sandboxed_browsers_are_named() {
+        let found = [
+            (Browser::Chromium, vec![Build::Native("/usr/bin/chromium".into())]),
+            (Browser::Firefox, vec![Build::Snap("/snap/bin/firefox".into())]),
+        ];
+        let linux = Platform::new(Os::Linux, &[("HOME", "/home/u")]);
+        let by_default = selection(&[], Scope::User);
+        let targets = selected_targets(&by_default, &linux, Path::new("/b"), &found).unwrap();
+        let warnings = sandbox_warnings(&by_default, &targets, &found);
+        assert!(warnings.len() == 1 && warnings[0].starts_with("firefox is installed only as a Snap"), "{warnings:?}");
+        let chromium = selection(&[Browser::Chromium], Scope::User);
+        let targets = selected_targets(&chromium, &linux, Path::new("/b"), &found).unwrap();
+        assert!(sandbox_warnings(&chromium, &targets, &found).is_empty(), "firefox was not asked for");
+    }
+
+    #[test]
+    fn created_dirs_are_noted_outermost_first() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut created = Vec::new();
+        create_dirs(&tmp.path().join("a/b/c"), &mut created).unwrap();
+        create_dirs(&tmp.path().join("a/b"), &mut created).unwrap();
+        assert_eq!(created, [tmp.path().join("a"), tmp.path().join("a/b"), tmp.path().join("a/b/c")]);
+    }
+
+    #[test]
+    fn atomic_writes_leave_no_temporary() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("m.json");
+        write_atomically(&path, b"one").unwrap();
+        write_atomically(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
+    }
+}

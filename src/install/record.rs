@@ -1,0 +1,115 @@
+//! The install record: what `install` wrote, so `uninstall` removes exactly that and `doctor` knows
+//! what to check.
+//!
+//! It is a small JSON file in the install base ([`super::layout::record_path`]). A second `install`
+//! adds to it, so one `uninstall` undoes them all.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::Target;
+use super::browsers::Scope;
+
+/// The record's format; a newer binary reading an older record can tell.
+const VERSION: u32 = 1;
+
+/// What `install` wrote for one scope.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Record {
+    /// The record format's version when written (1 so far).
+    pub version: u32,
+    /// User or system: which install this is.
+    pub scope: Scope,
+    /// The binary `install` copied, if it copied one (it doesn't when it runs from there already).
+    pub binary: Option<PathBuf>,
+    /// The manifests and registry keys written, one per browser or custom profile.
+    pub entries: Vec<Target>,
+    /// Folders `install` created, which `uninstall` removes when they are empty again.
+    pub created_dirs: Vec<PathBuf>,
+}
+
+impl Record {
+    /// An empty record for `scope`.
+    pub fn new(scope: Scope) -> Record {
+        Record { version: VERSION, scope, binary: None, entries: Vec::new(), created_dirs: Vec::new() }
+    }
+
+    /// Reads the record at `path`; `None` if there is none.
+    ///
+    /// # Errors
+    /// When the file can't be read or isn't a record.
+    pub fn load(path: &Path) -> io::Result<Option<Record>> {
+        match std::fs::read(path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|error| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{} is not an install record: {error}", path.display()),
+                )
+            }),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Writes the record to `path` (through a temporary file, so a crash leaves the old one whole).
+    ///
+    /// # Errors
+    /// Whatever writing or renaming returns.
+    pub fn save(&self, path: &Path) -> io::Result<()> {
+        let mut text = serde_json::to_string_pretty(self).expect("a record always serialises");
+        text.push('\n');
+        super::write_atomically(path, text.as_bytes())
+    }
+
+    /// Adds `entry`, replacing an entry at the same location.
+    pub fn add_entry(&mut self, entry: Target) {
+        self.entries.retain(|old| old.location != entry.location);
+        self.entries.push(entry);
+    }
+
+    /// Notes a folder `install` created, once.
+    pub fn add_created_dir(&mut self, dir: PathBuf) {
+        if !self.created_dirs.contains(&dir) {
+            self.created_dirs.push(dir);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::install::browsers::{Family, Location};
+
+    fn entry(label: &str, manifest: &str) -> Target {
+        Target {
+            label: label.into(),
+            browsers: Vec::new(),
+            family: Family::Chromium,
+            location: Location::File { manifest: manifest.into() },
+        }
+    }
+
+    #[test]
+    fn round_trip_and_merge() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("install.json");
+        assert_eq!(Record::load(&path).unwrap(), None);
+        let mut record = Record::new(Scope::User);
+        record.binary = Some("/d/bin/llm-cache-host".into());
+        record.add_entry(entry("chrome", "/a.json"));
+        record.add_entry(entry("profile /p", "/b.json"));
+        record.add_entry(entry("chromium", "/a.json"));
+        record.add_created_dir("/d".into());
+        record.add_created_dir("/d".into());
+        assert_eq!(record.entries.iter().map(|e| e.label.as_str()).collect::<Vec<_>>(), ["profile /p", "chromium"]);
+        assert_eq!(record.created_dirs.len(), 1);
+        record.save(&path).unwrap();
+        assert_eq!(Record::load(&path).unwrap(), Some(record));
+        std::fs::write(&path, "{}").unwrap();
+        assert!(Record::load(&path).unwrap_err().to_string().contains("not an install record"));
+    }
+}

@@ -1,0 +1,84 @@
+//! `uninstall`: remove exactly what the install record says `install` wrote: the manifests, the
+//! registry keys, the binary's copy, the folders it created (once empty again) and the record. The
+//! data directory's `store/` and `logs/` are the user's data and stay.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use super::browsers::{Location, Platform, Scope};
+use super::record::Record;
+use super::{Failure, layout, registry, say};
+use crate::paths::Os;
+
+/// Uninstalls the `scope` install on `platform`, reporting on `out`.
+///
+/// # Errors
+/// When the record can't be read, or something it names couldn't be removed (everything else is
+/// still removed, and the record is kept listing what is left).
+pub fn uninstall(scope: Scope, platform: &Platform, out: &mut dyn Write) -> Result<(), Failure> {
+    let record_path = layout::record_path(scope, platform)?;
+    let Some(mut record) = Record::load(&record_path).map_err(|e| Failure(e.to_string()))? else {
+        say(out, format!("Nothing to uninstall: there is no install record at {}.", record_path.display()));
+        return Ok(());
+    };
+    let mut failures = Vec::new();
+    record.entries.retain(|target| match remove_target(&target.location, platform.os) {
+        Ok(()) => {
+            say(out, format!("OK   {}: removed {}", target.label, target.location));
+            false
+        }
+        Err(why) => {
+            say(out, format!("FAIL {}: {why}", target.label));
+            failures.push(why);
+            true
+        }
+    });
+    if let Some(binary) = record.binary.take() {
+        match remove_file(&binary) {
+            Ok(()) => say(out, format!("OK   removed the host binary {}", binary.display())),
+            Err(error) => {
+                let why = format!("can't remove {}: {error}", binary.display());
+                say(out, format!("FAIL {why}"));
+                failures.push(why);
+                record.binary = Some(binary);
+            }
+        }
+    }
+    if failures.is_empty() {
+        remove_file(&record_path).map_err(|e| Failure(format!("can't remove {}: {e}", record_path.display())))?;
+        // Innermost first; a folder that has anything else in it now is not ours to remove.
+        let mut dirs = std::mem::take(&mut record.created_dirs);
+        dirs.sort_by_key(|dir| std::cmp::Reverse(dir.components().count()));
+        for dir in dirs {
+            let _ = std::fs::remove_dir(&dir);
+        }
+        say(out, "Uninstalled. The data directory's store and logs, if any, are left in place.");
+        Ok(())
+    } else {
+        record.save(&record_path).map_err(|e| Failure(format!("can't update {}: {e}", record_path.display())))?;
+        Err(Failure(format!("{} of the installed files or keys could not be removed", failures.len())))
+    }
+}
+
+/// Removes a manifest, and on Windows its registry key.
+fn remove_target(location: &Location, os: Os) -> Result<(), String> {
+    if let Location::Registry { hive, key, .. } = location
+        && os == Os::Windows
+    {
+        // A key someone already deleted is as good as removed.
+        let exists = registry::run(&registry::query_args(*hive, key)).is_ok();
+        if exists {
+            registry::run(&registry::delete_args(*hive, key))?;
+        }
+    }
+    let manifest = location.manifest();
+    remove_file(manifest).map_err(|error| format!("can't remove {}: {error}", manifest.display()))
+}
+
+/// Removes a file; one that is gone already counts as removed.
+fn remove_file(path: &Path) -> io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}

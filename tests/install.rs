@@ -1,0 +1,374 @@
+//! `install`, `doctor` and `uninstall` for real on Linux, against a temporary HOME and data
+//! directory: what is written, that the host then answers, that uninstall leaves nothing of its own
+//! behind, and that doctor names each kind of breakage in one line.
+
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+const DEMO_ID: &str = "pahabgfbcdcnaidcniaebibdihehiphn";
+const DEMO_ORIGIN: &str = "chrome-extension://pahabgfbcdcnaidcniaebibdihehiphn/";
+const FIREFOX_ID: &str = "llm-cache-demo@browserx.dev";
+const MANIFEST: &str = "com.browserx.llm_cache.json";
+
+/// A temporary machine: a home, a data directory, and an empty root for policy files.
+struct Machine {
+    tmp: tempfile::TempDir,
+}
+
+/// What a command printed and how it exited.
+struct Run {
+    code: i32,
+    stdout: String,
+}
+
+impl Run {
+    /// The lines starting with `FAIL`.
+    fn failures(&self) -> Vec<&str> {
+        self.stdout.lines().filter(|line| line.starts_with("FAIL")).collect()
+    }
+}
+
+impl Machine {
+    fn new() -> Machine {
+        let machine = Machine { tmp: tempfile::tempdir().unwrap() };
+        std::fs::create_dir(machine.home()).unwrap();
+        std::fs::create_dir(machine.policy_root()).unwrap();
+        machine
+    }
+
+    fn home(&self) -> PathBuf {
+        self.tmp.path().join("home")
+    }
+
+    fn data(&self) -> PathBuf {
+        self.tmp.path().join("data")
+    }
+
+    fn policy_root(&self) -> PathBuf {
+        self.tmp.path().join("root")
+    }
+
+    fn chromium_manifest(&self) -> PathBuf {
+        self.home().join(".config/chromium/NativeMessagingHosts").join(MANIFEST)
+    }
+
+    fn firefox_manifest(&self) -> PathBuf {
+        self.home().join(".mozilla/native-messaging-hosts").join(MANIFEST)
+    }
+
+    fn installed_binary(&self) -> PathBuf {
+        self.data().join("bin/llm-cache-host")
+    }
+
+    /// Runs `program` with `args` in this machine's environment.
+    fn run_program(&self, program: &Path, args: &[&str]) -> Run {
+        let output = Command::new(program)
+            .args(args)
+            .env("HOME", self.home())
+            .env("XDG_DATA_HOME", self.home().join(".local/share"))
+            .env_remove("XDG_CONFIG_HOME")
+            .env("LLM_CACHE_DIR", self.data())
+            .env_remove("LLM_CACHE_LOG")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8(output.stdout).unwrap();
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert!(stderr.is_empty() || output.status.code() == Some(2), "stderr: {stderr}");
+        Run { code: output.status.code().unwrap(), stdout: format!("{stdout}{stderr}") }
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        self.run_program(Path::new(common::binary()), args)
+    }
+
+    /// `doctor` with policies read under the empty root (the machine's own /etc stays out of it).
+    fn doctor(&self, args: &[&str]) -> Run {
+        let root = self.policy_root();
+        let mut words = vec!["doctor", "--policy-root", root.to_str().unwrap()];
+        words.extend_from_slice(args);
+        self.run(&words)
+    }
+
+    /// Every path under the temporary folder, relative to it.
+    fn tree(&self) -> BTreeSet<PathBuf> {
+        fn walk(dir: &Path, base: &Path, into: &mut BTreeSet<PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                into.insert(path.strip_prefix(base).unwrap().to_owned());
+                if path.is_dir() && !path.is_symlink() {
+                    walk(&path, base, into);
+                }
+            }
+        }
+        let mut tree = BTreeSet::new();
+        walk(self.tmp.path(), self.tmp.path(), &mut tree);
+        tree
+    }
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+}
+
+fn assert_ok(run: &Run, what: &str) {
+    assert_eq!(run.code, 0, "{what} failed:\n{}", run.stdout);
+    assert!(run.failures().is_empty(), "{what}:\n{}", run.stdout);
+}
+
+#[test]
+fn install_doctor_uninstall_doctor() {
+    let machine = Machine::new();
+    let before = machine.tree();
+
+    let run = machine.run(&["install", "--browser", "chromium", "--browser", "firefox", "--browser", "chrome"]);
+    assert_ok(&run, "install");
+    let binary = machine.installed_binary();
+    assert_eq!(std::fs::read(&binary).unwrap(), std::fs::read(common::binary()).unwrap(), "the binary is copied");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&binary).unwrap().permissions().mode() & 0o777, 0o755);
+    }
+    let path = binary.to_str().unwrap();
+    assert_eq!(
+        read_json(&machine.chromium_manifest()),
+        json!({
+            "name": "com.browserx.llm_cache",
+            "description": "llm-cache-host: the local LMDB cache behind the llm_cache StorageTool",
+            "path": path,
+            "type": "stdio",
+            "allowed_origins": [DEMO_ORIGIN],
+        })
+    );
+    assert_eq!(
+        read_json(&machine.home().join(".config/google-chrome/NativeMessagingHosts").join(MANIFEST))["path"],
+        path
+    );
+    let firefox = read_json(&machine.firefox_manifest());
+    assert_eq!((&firefox["path"], &firefox["allowed_extensions"]), (&json!(path), &json!([FIREFOX_ID])));
+    assert!(firefox.get("allowed_origins").is_none());
+    for line in ["OK   chromium: wrote ", "OK   firefox: wrote ", "OK   host binary: "] {
+        assert!(run.stdout.contains(line), "{line:?} in:\n{}", run.stdout);
+    }
+
+    // The installed copy installs again without copying over itself; one record covers both runs.
+    let again = machine.run_program(&binary, &["install", "--browser", "chromium"]);
+    assert_ok(&again, "install by the installed copy");
+    let record = read_json(&machine.data().join("install.json"));
+    assert_eq!(record["entries"].as_array().unwrap().len(), 3, "{record}");
+    assert_eq!(record["binary"], path);
+
+    let run = machine.doctor(&["--browser", "chromium", "--browser", "firefox", "--browser", "chrome"]);
+    assert_ok(&run, "doctor");
+    for line in [
+        "OK   chromium: manifest found: ",
+        "OK   chromium: name \"com.browserx.llm_cache\" matches the file name",
+        "OK   chromium: chrome-extension://pahabgfbcdcnaidcniaebibdihehiphn/ is in allowed_origins",
+        "OK   chromium: the host answers hello: protocol 1",
+        "OK   firefox: llm-cache-demo@browserx.dev is in allowed_extensions",
+        "OK   firefox: the host answers hello: protocol 1",
+        "OK   chrome: no policy blocks the host",
+        "OK   data directory: ",
+        "doctor: all ",
+    ] {
+        assert!(run.stdout.contains(line), "{line:?} in:\n{}", run.stdout);
+    }
+    // With no flags it checks what the record lists (and any browser installed on this machine).
+    let run = machine.doctor(&[]);
+    assert!(run.stdout.contains("OK   firefox: the host answers hello"), "{}", run.stdout);
+
+    let run = machine.run(&["uninstall"]);
+    assert_ok(&run, "uninstall");
+    // Everything install wrote is gone; what the host itself made while doctor ran (the store and its
+    // logs, the user's data) stays, and nothing else is there.
+    let after: BTreeSet<PathBuf> =
+        machine.tree().into_iter().filter(|p| !p.starts_with("data/store") && !p.starts_with("data/logs")).collect();
+    let mut expected = before.clone();
+    expected.insert("data".into());
+    assert_eq!(after, expected, "left behind: {:?}", after.difference(&before).collect::<Vec<_>>());
+    assert!(machine.data().join("store/data.mdb").exists(), "cached data stays");
+
+    let run = machine.doctor(&["--browser", "chromium"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(
+        run.failures(),
+        [format!(
+            "FAIL chromium: no manifest at {} (the browser says \"Specified native messaging host not found\"): \
+             run `llm-cache-host install --browser chromium`",
+            machine.chromium_manifest().display()
+        )]
+    );
+    assert!(run.stdout.contains("doctor: 1 of 3 checks failed"), "{}", run.stdout);
+
+    let run = machine.run(&["uninstall"]);
+    assert_ok(&run, "a second uninstall");
+    assert!(run.stdout.contains("Nothing to uninstall"), "{}", run.stdout);
+}
+
+#[test]
+fn a_custom_profile() {
+    let machine = Machine::new();
+    let profile = machine.tmp.path().join("profile");
+    std::fs::create_dir(&profile).unwrap();
+    std::fs::write(profile.join("Local State"), "{}").unwrap();
+    let before = machine.tree();
+    let dir = profile.to_str().unwrap();
+
+    assert_ok(&machine.run(&["install", "--user-data-dir", dir]), "install");
+    let manifest = read_json(&profile.join("NativeMessagingHosts").join(MANIFEST));
+    assert_eq!(manifest["allowed_origins"], json!([DEMO_ORIGIN]));
+    assert!(!machine.home().join(".config").exists(), "only the profile is registered");
+
+    let run = machine.doctor(&["--user-data-dir", dir]);
+    assert_ok(&run, "doctor");
+    assert!(run.stdout.contains(&format!("OK   profile {dir}: the host answers hello")), "{}", run.stdout);
+
+    assert_ok(&machine.run(&["uninstall"]), "uninstall");
+    let after: BTreeSet<PathBuf> =
+        machine.tree().into_iter().filter(|p| !p.starts_with("data/store") && !p.starts_with("data/logs")).collect();
+    let mut expected = before;
+    expected.insert("data".into());
+    assert_eq!(after, expected, "the profile is as it was");
+}
+
+#[test]
+fn several_extension_ids() {
+    let machine = Machine::new();
+    let other = "abcdefghijklmnopabcdefghijklmnop";
+    assert_ok(
+        &machine.run(&["install", "--browser", "chromium", "--extension-id", DEMO_ID, "--extension-id", other]),
+        "install",
+    );
+    let origins = &read_json(&machine.chromium_manifest())["allowed_origins"];
+    assert_eq!(origins, &json!([DEMO_ORIGIN, format!("chrome-extension://{other}/")]));
+    assert_ok(&machine.doctor(&["--browser", "chromium", "--extension-id", other]), "doctor for the other id");
+}
+
+/// The `sudo` mistake: a user install into a home that belongs to someone else is refused before
+/// anything is written. Needs root, to give a folder to another user.
+#[test]
+fn refuses_folders_owned_by_another_user() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: only root can give a folder to another user");
+        return;
+    }
+    let machine = Machine::new();
+    std::os::unix::fs::chown(machine.home(), Some(65534), Some(65534)).unwrap();
+    let before = machine.tree();
+
+    let run = machine.run(&["install", "--browser", "chromium"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let failure = run.failures().join("\n");
+    assert!(failure.contains("refusing a user install"), "{failure}");
+    assert!(failure.contains(&format!("{} is owned by uid 65534, but this runs as root", machine.home().display())));
+    assert!(failure.contains("--system"), "{failure}");
+    assert_eq!(machine.tree(), before, "nothing is written");
+}
+
+#[test]
+fn doctor_names_each_breakage() {
+    let machine = Machine::new();
+    assert_ok(&machine.run(&["install", "--browser", "chromium"]), "install");
+    let file = machine.chromium_manifest();
+    let good = read_json(&file);
+    let doctor = || machine.doctor(&["--browser", "chromium"]);
+    let with = |change: &dyn Fn(&mut Value)| {
+        let mut manifest = good.clone();
+        change(&mut manifest);
+        std::fs::write(&file, manifest.to_string()).unwrap();
+    };
+
+    with(&|m| m["name"] = json!("com.browserx.other"));
+    let run = doctor();
+    assert_eq!((run.code, run.failures().len()), (1, 1), "{}", run.stdout);
+    assert!(run.failures()[0].starts_with("FAIL chromium: name is \"com.browserx.other\" but the file is"));
+
+    with(&|m| m["path"] = json!("llm-cache-host"));
+    let run = doctor();
+    assert_eq!(
+        run.failures(),
+        ["FAIL chromium: path \"llm-cache-host\" is not absolute; browsers on Linux and macOS need an absolute path"]
+    );
+
+    with(&|m| m["allowed_origins"] = json!(["chrome-extension://abcdefghijklmnopabcdefghijklmnop/"]));
+    let run = doctor();
+    assert_eq!(run.failures().len(), 1, "{}", run.stdout);
+    assert!(
+        run.failures()[0].starts_with(&format!("FAIL chromium: {DEMO_ORIGIN} is not in allowed_origins")),
+        "{}",
+        run.stdout
+    );
+
+    // A binary that isn't the host: it starts, but never answers.
+    with(&|m| m["path"] = json!("/bin/false"));
+    let run = doctor();
+    assert_eq!(run.failures(), ["FAIL chromium: the host ended (exit status: 1) without answering hello; see its log"]);
+
+    let copy = machine.tmp.path().join("not-executable");
+    std::fs::copy(common::binary(), &copy).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    with(&|m| m["path"] = json!(copy.to_str().unwrap()));
+    let run = doctor();
+    assert_eq!(run.failures().len(), 1, "{}", run.stdout);
+    assert!(run.failures()[0].ends_with("is not executable (chmod +x it, or install again)"), "{}", run.stdout);
+
+    std::fs::write(&file, "{\"name\": ").unwrap();
+    let run = doctor();
+    assert!(run.failures()[0].starts_with("FAIL chromium: manifest is not valid JSON"), "{}", run.stdout);
+
+    with(&|_| {});
+    assert_ok(&doctor(), "doctor on the restored manifest");
+    let policies = machine.policy_root().join("etc/chromium/policies/managed");
+    std::fs::create_dir_all(&policies).unwrap();
+    std::fs::write(policies.join("corp.json"), r#"{"NativeMessagingUserLevelHosts": false}"#).unwrap();
+    let run = doctor();
+    assert_eq!(
+        run.failures(),
+        [format!(
+            "FAIL chromium: a policy blocks the host: NativeMessagingUserLevelHosts is false: only hosts installed \
+             for every user (--system) start (from {}, {})",
+            policies.display(),
+            machine.policy_root().join("etc/chromium-browser/policies/managed").display()
+        )]
+    );
+    std::fs::write(policies.join("corp.json"), r#"{"NativeMessagingBlocklist": ["*"]}"#).unwrap();
+    let run = doctor();
+    assert_eq!(run.failures().len(), 1, "{}", run.stdout);
+    assert!(run.failures()[0].contains("NativeMessagingBlocklist is \"*\""), "{}", run.stdout);
+}
+
+#[test]
+fn usage_mistakes_exit_2() {
+    let machine = Machine::new();
+    for args in [&["install", "--browser", "safari"][..], &["install", "--extension-id", "x"], &["doctor", "--nope"]] {
+        let run = machine.run(args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stdout);
+    }
+    let run = machine.run(&["install", "--help"]);
+    assert_eq!(run.code, 0);
+    assert!(run.stdout.contains("--user-data-dir") && run.stdout.contains("NativeMessagingHosts"), "{}", run.stdout);
+    assert!(!machine.data().exists(), "help writes nothing");
+}
+
+#[test]
+fn install_sh_explains_itself() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
+    let syntax = Command::new("bash").arg("-n").arg(&script).status().unwrap();
+    assert!(syntax.success(), "install.sh parses");
+    let output = Command::new("bash").arg(&script).arg("--help").output().unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{text}");
+    for flag in ["--browser", "--extension-id", "--firefox-extension-id", "--system", "--user-data-dir", "doctor"] {
+        assert!(text.contains(flag), "{flag} in:\n{text}");
+    }
+}
