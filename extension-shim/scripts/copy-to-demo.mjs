@@ -1,0 +1,15 @@
+// Copies the compiled shim into demo/lib/, where the demo extension's service worker imports it from.
+// A browser loads an unpacked extension's files from its own directory only, so the demo can't reach ../dist.
+import { cpSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const from = join(root, "dist", "src");
+const to = join(root, "demo", "lib");
+
+rmSync(to, { recursive: true, force: true });
+mkdirSync(to, { recursive: true });
+for (const name of readdirSync(from)) {
+  if (name.endsWith(".js")) cpSync(join(from, name), join(to, name));
+}

@@ -1,0 +1,360 @@
+/**
+ * NativeCacheClient: the one place that talks to the native host, through a `chrome.runtime.connectNative` port.
+ *
+ * It owns the port's whole life: the `hello` handshake before anything else is sent, request ids and the
+ * table of pending requests (so requests can be pipelined), a timeout on every request, reassembly of chunked
+ * replies, and mapping error replies to typed errors. When the port drops, everything pending is rejected and
+ * the next call connects again, which starts a new host process.
+ *
+ * The port is injected (`connect`) so that tests can hand in a fake one that frames messages as Chrome does.
+ */
+
+import {
+  CacheError,
+  InvalidRequestError,
+  MessageTooLargeError,
+  ProtocolVersionError,
+  RequestTimeoutError,
+  StorageUnavailableError,
+  errorFromReply,
+} from "./errors.js";
+import {
+  MAX_REQUEST_BYTES,
+  NATIVE_HOST_NAME,
+  PROTOCOL_VERSION,
+  isChunkFrame,
+  utf8Length,
+  type CacheMetadata,
+  type CachedItem,
+  type ChunkFrame,
+  type DeleteResult,
+  type EndSessionResult,
+  type HelloResult,
+  type KeyRequest,
+  type ListRequest,
+  type ListResult,
+  type ReadRequest,
+  type Reply,
+  type StatsResult,
+  type UpdateRequest,
+  type WriteRequest,
+} from "./protocol.js";
+
+/** The part of `chrome.runtime.Port` the client uses; a real port fits it, and so can a test's fake. */
+export interface NativePort {
+  postMessage(message: unknown): void;
+  disconnect(): void;
+  readonly onMessage: { addListener(callback: (message: any) => void): void };
+  readonly onDisconnect: { addListener(callback: (port: any) => void): void };
+  /** Firefox gives the reason for a disconnect here, where Chrome uses runtime.lastError. */
+  readonly error?: { message?: string } | null | undefined;
+}
+
+export type ConnectNative = (hostName: string) => NativePort;
+
+export interface ClientOptions {
+  /** Opens a port to the host; `chrome.runtime.connectNative` by default. */
+  connect?: ConnectNative;
+  /** How long a request may wait for its reply before it fails; DEFAULT_TIMEOUT_MS by default. */
+  timeoutMs?: number;
+  /** The registered host name; NATIVE_HOST_NAME by default. */
+  hostName?: string;
+}
+
+export interface RequestOptions {
+  /** Overrides the client's timeout for this one request, e.g. for ending a very large session. */
+  timeoutMs?: number;
+}
+
+/**
+ * Generous on purpose: a 5 MB write takes tens of milliseconds, but requests on one port are answered one at a
+ * time, so a request queued behind others waits for them too. The timeout is there to stop a lost reply from
+ * hanging a caller forever, not to hurry the host.
+ */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/**
+ * Ids wrap before 2^31: Chrome writes a message's numbers through a double, and integers past the int32 range
+ * can come out as "2147483648.0", which the host doesn't accept as an id (PROTOCOL.md section 3.1).
+ */
+const MAX_REQUEST_ID = 2 ** 31 - 1;
+
+interface PendingRequest {
+  op: string;
+  resolve: (result: unknown) => void;
+  reject: (error: CacheError) => void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+/** An open port whose host has passed the handshake. */
+interface Connection {
+  port: NativePort;
+  hello: HelloResult;
+}
+
+/** The parts of one chunked reply received so far. */
+interface PartialReply {
+  parts: string[];
+  received: number;
+}
+
+export class NativeCacheClient {
+  readonly #connect: ConnectNative;
+  readonly #hostName: string;
+  readonly #timeoutMs: number;
+  /** Called after every successful handshake, e.g. to send session cleanups that couldn't be sent before. */
+  readonly #connectListeners: Array<(hello: HelloResult) => void> = [];
+  /** The open port, if any. Events from any other (older) port are ignored. */
+  #port: NativePort | undefined;
+  /** Settles when the current port's handshake does; every request waits for it before being sent. */
+  #ready: Promise<Connection> | undefined;
+  #hello: HelloResult | undefined;
+  /** Requests sent on the current port and not yet answered, in the order they were sent. */
+  readonly #pending = new Map<number, PendingRequest>();
+  /** Chunked replies being put together, by request id. */
+  readonly #partial = new Map<number | string | null, PartialReply>();
+  #lastId = 0;
+
+  constructor(options: ClientOptions = {}) {
+    this.#connect = options.connect ?? ((hostName) => chrome.runtime.connectNative(hostName));
+    this.#hostName = options.hostName ?? NATIVE_HOST_NAME;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  /** The host's `hello` result while a port is open; undefined before the first call and after a drop. */
+  get hostInfo(): HelloResult | undefined {
+    return this.#hello;
+  }
+
+  /** Registers a listener for every successful handshake (the first and every reconnect). */
+  onConnect(listener: (hello: HelloResult) => void): void {
+    this.#connectListeners.push(listener);
+  }
+
+  /** Connects (if not connected) and returns the host's `hello` result. */
+  async hello(): Promise<HelloResult> {
+    return (await this.#open()).hello;
+  }
+
+  write(request: WriteRequest, options?: RequestOptions): Promise<CacheMetadata> {
+    return this.request("write", request, options);
+  }
+
+  async read(request: ReadRequest, options?: RequestOptions): Promise<CachedItem> {
+    const result = await this.request<{ item: CachedItem }>("read", request, options);
+    return result.item;
+  }
+
+  list(request: ListRequest, options?: RequestOptions): Promise<ListResult> {
+    return this.request("list", request, options);
+  }
+
+  update(request: UpdateRequest, options?: RequestOptions): Promise<CacheMetadata> {
+    return this.request("update", request, options);
+  }
+
+  delete(request: KeyRequest, options?: RequestOptions): Promise<DeleteResult> {
+    return this.request("delete", request, options);
+  }
+
+  endSession(sessionId: string, options?: RequestOptions): Promise<EndSessionResult> {
+    return this.request("endSession", { sessionId }, options);
+  }
+
+  stats(sessionId: string, options?: RequestOptions): Promise<StatsResult> {
+    return this.request("stats", { sessionId }, options);
+  }
+
+  /**
+   * Sends one request and resolves with its `result`, or rejects with a CacheError. Any number of requests may
+   * be in flight at once; each is matched to its reply by id.
+   */
+  async request<T>(op: string, fields: object, options: RequestOptions = {}): Promise<T> {
+    const { port } = await this.#open();
+    return (await this.#send(port, op, fields, options.timeoutMs ?? this.#timeoutMs)) as T;
+  }
+
+  /** Closes the port (the host then exits). Pending requests fail; the next call connects again. */
+  close(): void {
+    if (this.#port) {
+      this.#drop(this.#port, new StorageUnavailableError({ message: "the client closed its port to the native host" }));
+    }
+  }
+
+  /** Returns the open port, connecting and shaking hands first if there is none. */
+  #open(): Promise<Connection> {
+    if (!this.#ready) {
+      const ready = this.#handshake();
+      this.#ready = ready;
+      // A failed handshake must not stick: the next call tries a new port. (A drop after a successful
+      // handshake clears #ready in #drop.) The catch only marks the promise handled here; callers get the error.
+      ready.catch(() => {
+        if (this.#ready === ready) this.#ready = undefined;
+      });
+    }
+    return this.#ready;
+  }
+
+  async #handshake(): Promise<Connection> {
+    let port: NativePort;
+    try {
+      port = this.#connect(this.#hostName);
+    } catch (error) {
+      // connectNative throws at once without the nativeMessaging permission or outside an extension.
+      throw new StorageUnavailableError({ message: `can't connect to the native host: ${messageOf(error)}` });
+    }
+    this.#port = port;
+    port.onMessage.addListener((message) => this.#receive(port, message));
+    port.onDisconnect.addListener(() => {
+      const reason = disconnectReason(port);
+      this.#drop(port, new StorageUnavailableError({ message: `the native host disconnected: ${reason}` }));
+    });
+
+    // Nothing else is sent before the host has said which protocol it speaks.
+    let hello: HelloResult;
+    try {
+      hello = (await this.#send(port, "hello", {}, this.#timeoutMs)) as HelloResult;
+      const version = (hello as Partial<HelloResult> | undefined)?.protocolVersion;
+      if (version !== PROTOCOL_VERSION) throw new ProtocolVersionError(PROTOCOL_VERSION, version);
+    } catch (error) {
+      // A port whose handshake failed is of no use; closing it also ends its host process.
+      this.#drop(port, error as CacheError);
+      throw error;
+    }
+    this.#hello = hello;
+    for (const listener of this.#connectListeners) {
+      try {
+        listener(hello);
+      } catch {
+        // A listener's failure is its own business; it must not fail the caller that happened to connect.
+      }
+    }
+    return { port, hello };
+  }
+
+  #send(port: NativePort, op: string, fields: object, timeoutMs: number): Promise<unknown> {
+    // Only the current port's requests are in #pending, which is what #drop fails; never send on another.
+    if (port !== this.#port) {
+      return Promise.reject(new StorageUnavailableError({ message: "the port to the native host was closed" }));
+    }
+    this.#lastId = this.#lastId >= MAX_REQUEST_ID ? 1 : this.#lastId + 1;
+    const id = this.#lastId;
+    const message = { ...fields, id, op };
+
+    // Chrome measures the message's JSON text; measuring ours gives a typed error instead of a throw from
+    // postMessage (or, in another browser, a message the host would have to skip).
+    let text: string;
+    try {
+      text = JSON.stringify(message);
+    } catch (error) {
+      return Promise.reject(new InvalidRequestError({ message: `the request can't be sent as JSON: ${messageOf(error)}` }));
+    }
+    const bytes = utf8Length(text);
+    if (bytes > MAX_REQUEST_BYTES) return Promise.reject(new MessageTooLargeError(bytes));
+
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => this.#timeOut(port, id, timeoutMs), timeoutMs);
+      this.#pending.set(id, { op, resolve, reject, timer });
+      try {
+        port.postMessage(message);
+      } catch (error) {
+        // Chrome throws when the port is already disconnected.
+        this.#drop(port, new StorageUnavailableError({ message: `can't send to the native host: ${messageOf(error)}` }));
+      }
+    });
+  }
+
+  #receive(port: NativePort, message: unknown): void {
+    if (port !== this.#port) return;
+    let reply = message as Reply;
+    if (isChunkFrame(message)) {
+      const text = this.#collect(message);
+      if (text === undefined) return;
+      try {
+        reply = JSON.parse(text) as Reply;
+      } catch {
+        this.#drop(port, new StorageUnavailableError({ message: "the native host sent a chunked reply that isn't JSON" }));
+        return;
+      }
+    }
+    this.#settle(reply);
+  }
+
+  /** Adds a chunk; returns the reply's whole JSON text once every chunk of it is in. */
+  #collect(frame: ChunkFrame): string | undefined {
+    const partial = this.#partial.get(frame.id) ?? { parts: [], received: 0 };
+    if (partial.parts[frame.chunk] === undefined) partial.received++;
+    partial.parts[frame.chunk] = frame.part;
+    if (partial.received < frame.chunks) {
+      this.#partial.set(frame.id, partial);
+      return undefined;
+    }
+    this.#partial.delete(frame.id);
+    return partial.parts.join("");
+  }
+
+  #settle(reply: Reply): void {
+    // The host answers "id": null when it couldn't read a request's id. Replies come in request order
+    // (PROTOCOL.md section 3.1), so that reply belongs to the oldest request still waiting.
+    const id = reply.id === null ? this.#pending.keys().next().value : reply.id;
+    if (typeof id !== "number") return; // not an id this client sends
+    const pending = this.#pending.get(id);
+    if (!pending) return; // a reply to a request that already timed out
+    this.#pending.delete(id);
+    clearTimeout(pending.timer);
+    if (reply.ok === true) {
+      pending.resolve(reply.result);
+    } else {
+      pending.reject(errorFromReply(reply.error));
+    }
+  }
+
+  #timeOut(port: NativePort, id: number, timeoutMs: number): void {
+    const pending = this.#pending.get(id);
+    if (!pending) return;
+    this.#pending.delete(id);
+    pending.reject(new RequestTimeoutError(pending.op, timeoutMs));
+    // The host answers in request order, so every request sent after this one is stuck behind it. Dropping
+    // the port fails them now instead of one timeout later each, and the next call starts a fresh host.
+    this.#drop(
+      port,
+      new StorageUnavailableError({
+        message: `the native host stopped answering (${pending.op} got no reply within ${timeoutMs} ms), so the port was closed`,
+      }),
+    );
+  }
+
+  /** Forgets the port and fails everything that was waiting on it. Events from an older port change nothing. */
+  #drop(port: NativePort, error: CacheError): void {
+    if (port !== this.#port) return;
+    this.#port = undefined;
+    this.#ready = undefined;
+    this.#hello = undefined;
+    this.#partial.clear();
+    const pending = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const request of pending) {
+      clearTimeout(request.timer);
+      request.reject(error);
+    }
+    try {
+      port.disconnect(); // has no effect on a port that is already disconnected
+    } catch {
+      // nothing more to release
+    }
+  }
+}
+
+/**
+ * Chrome's reason for a disconnect ("Native host has exited.", "Specified native messaging host not found.")
+ * is readable as runtime.lastError only while onDisconnect listeners run, so it is read there. Reading it also
+ * keeps Chrome from logging it as unchecked.
+ */
+function disconnectReason(port: NativePort): string {
+  const chromeError = typeof chrome === "undefined" ? undefined : chrome.runtime?.lastError?.message;
+  return port.error?.message ?? chromeError ?? "the port was closed";
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,62 @@
+/**
+ * The compact text the StorageTool gives the LLM. Every byte here is spent from the LLM's context window, so
+ * an item is one line, `key | size | age | description`, and nothing is said twice.
+ */
+
+import type { CacheMetadata } from "./protocol.js";
+import { shortKey } from "./keys.js";
+
+/** Named once at the top of a list so that the lines themselves need no labels. */
+export const ITEM_COLUMNS = "key | size | age | description";
+
+/** Sizes as a person writes them: 812B, 1.2KB, 4.9MB (powers of 1024, as the 5 MB and 50 MB limits are). */
+export function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes}B`;
+  if (bytes < 1024 * 1024) return `${round1(bytes / 1024)}KB`;
+  return `${round1(bytes / (1024 * 1024))}MB`;
+}
+
+/** How long ago, in the largest whole unit: 45s, 12m, 3h, 2d. */
+export function formatAge(milliseconds: number): string {
+  const seconds = Math.max(0, Math.floor(milliseconds / 1000));
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h`;
+  return `${Math.floor(seconds / 86_400)}d`;
+}
+
+/** One item as one line. Line breaks in a description would break the one-item-per-line layout. */
+export function itemLine(item: CacheMetadata, now: number): string {
+  const description = item.description.replace(/[\r\n]+/g, " ");
+  return `${shortKey(item.storageKey, item.sessionId)} | ${formatSize(item.dataSize)} | ${formatAge(now - item.timestamp)} | ${description}`;
+}
+
+/**
+ * What to say about a value too big to return: what it is, and how to read it in parts. `pointer` is where the
+ * value sits in its item, so that the example pointer can be used as it is.
+ */
+export function describeShape(value: unknown, pointer: string): string {
+  if (Array.isArray(value)) {
+    return `It is an array of ${value.length} elements: read them a few at a time with pointers such as "${pointer}/0".`;
+  }
+  if (typeof value === "object" && value !== null) {
+    const keys = Object.keys(value);
+    const shown = keys.slice(0, 20).join(", ");
+    const more = keys.length > 20 ? `, … (${keys.length} keys)` : "";
+    const example = `${pointer}/${pointerToken(keys[0] ?? "")}`;
+    return `It is an object with the keys ${shown}${more}: read one with a pointer such as "${example}".`;
+  }
+  if (typeof value === "string") {
+    return `It is one string of ${value.length} characters, and a pointer can't read part of a string: store text this long as several smaller items.`;
+  }
+  return `It is a ${typeof value}.`;
+}
+
+/** One name as a JSON pointer segment (RFC 6901): "~" becomes "~0" and "/" becomes "~1". */
+function pointerToken(name: string): string {
+  return name.replace(/~/g, "~0").replace(/\//g, "~1");
+}
+
+function round1(value: number): string {
+  return (Math.round(value * 10) / 10).toString();
+}

@@ -1,0 +1,194 @@
+/**
+ * The wire types and limits of llm-cache-host protocol v1, as the shim sees them.
+ *
+ * PROTOCOL.md at the repository root is normative; the section numbers below point into it. Limits are
+ * defined here once so that every check in the shim names the same number the host enforces.
+ */
+
+/** The name the host manifest registers, and so the name `connectNative` is called with. */
+export const NATIVE_HOST_NAME = "com.browserx.llm_cache";
+
+/** The one protocol version this shim speaks; `hello` tells us the host's (section 4.1). */
+export const PROTOCOL_VERSION = 1;
+
+/** Chrome refuses to post a message whose JSON text is longer than this, and so does the host (section 2.1). */
+export const MAX_REQUEST_BYTES = 67_108_864;
+
+/** The most `dataSize` one item may have (section 5.4). */
+export const MAX_ITEM_BYTES = 5_242_880;
+
+/** The most bytes of data one session may hold (section 5.7). */
+export const SESSION_QUOTA_BYTES = 52_428_800;
+
+/** Descriptions longer than this many characters are cut by the host (section 5.5). */
+export const MAX_DESCRIPTION_CHARS = 300;
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** What the host says about an item: never its data (section 4.0). */
+export interface CacheMetadata {
+  storageKey: string;
+  description: string;
+  /** When the item was last written or updated, in ms since the Unix epoch (the host's clock). */
+  timestamp: number;
+  /** Bytes of the data's compact JSON text: what the quota counts. */
+  dataSize: number;
+  sessionId: string;
+  taskId: string;
+  turnId: string;
+}
+
+/** An item as `read` returns it: its metadata plus the data, or the part of it a pointer named (section 4.3). */
+export interface CachedItem extends CacheMetadata {
+  data: JsonValue;
+  customMetadata?: { [key: string]: JsonValue };
+}
+
+export interface HelloResult {
+  protocolVersion: number;
+  hostVersion: string;
+  limits: {
+    maxItemBytes: number;
+    sessionQuotaBytes: number;
+    maxDescriptionChars: number;
+    maxReplyFrameBytes: number;
+    maxRequestFrameBytes: number;
+  };
+}
+
+export interface WriteRequest {
+  sessionId: string;
+  /** Left out, the host generates one (section 5.2). */
+  taskId?: string;
+  /** Left out, the host generates one. Sending both ids of an existing key replaces that item. */
+  turnId?: string;
+  data: unknown;
+  description: string;
+  customMetadata?: { [key: string]: unknown };
+}
+
+export interface ReadRequest {
+  sessionId: string;
+  storageKey: string;
+  /** An RFC 6901 JSON pointer: "" or a string starting with "/". */
+  pointer?: string;
+}
+
+export interface ListRequest {
+  sessionId: string;
+  taskId?: string;
+  /** 1 to 1000; the host's default is 100. */
+  limit?: number;
+  /** A `nextCursor` from an earlier page of the same session, passed back unchanged. */
+  cursor?: string;
+}
+
+export interface ListResult {
+  items: CacheMetadata[];
+  nextCursor: string | null;
+  /** Items in the whole session (or task), not on this page. */
+  itemCount: number;
+  totalSize: number;
+}
+
+export interface UpdateRequest {
+  sessionId: string;
+  storageKey: string;
+  data?: unknown;
+  description?: string;
+  customMetadata?: { [key: string]: unknown };
+}
+
+export interface KeyRequest {
+  sessionId: string;
+  storageKey: string;
+}
+
+export interface DeleteResult {
+  storageKey: string;
+  deleted: boolean;
+  freedBytes: number;
+}
+
+export interface EndSessionResult {
+  sessionId: string;
+  deletedItems: number;
+  freedBytes: number;
+}
+
+export interface StatsResult {
+  sessionId: string;
+  totalSize: number;
+  itemCount: number;
+  createdAt: number | null;
+  lastAccessedAt: number | null;
+  quotaBytes: number;
+  remainingBytes: number;
+}
+
+/** The `error` of a failed reply (section 3.3). Only `code` and the quota numbers are machine-readable. */
+export interface WireError {
+  code: string;
+  message: string;
+  expected?: string | number;
+  actual?: string | number;
+  suggestion: string;
+  current?: number;
+  limit?: number;
+  requested?: number;
+}
+
+/** A whole reply (section 3.2). `id` is null when the host couldn't read the request's id. */
+export interface Reply {
+  id: number | string | null;
+  ok: boolean;
+  result?: unknown;
+  error?: WireError;
+}
+
+/** One slice of a reply longer than 1 MiB (section 2.2). It has no `ok` field; that is how it is told apart. */
+export interface ChunkFrame {
+  id: number | string | null;
+  chunk: number;
+  chunks: number;
+  part: string;
+}
+
+export function isChunkFrame(message: unknown): message is ChunkFrame {
+  return (
+    typeof message === "object" &&
+    message !== null &&
+    !("ok" in message) &&
+    "chunk" in message &&
+    "chunks" in message &&
+    "part" in message
+  );
+}
+
+/**
+ * The number of bytes `text` takes as UTF-8, which is how Chrome measures a message against its 64 MiB limit.
+ * Counted by hand rather than with TextEncoder so that checking a message near the limit doesn't first copy
+ * 64 MiB. A lone surrogate counts 3 bytes, as the U+FFFD it would be encoded as; JSON.stringify escapes lone
+ * surrogates anyway, so they don't occur in the texts measured here.
+ */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) {
+      bytes += 1;
+    } else if (unit < 0x800) {
+      bytes += 2;
+    } else if (unit >= 0xd800 && unit <= 0xdbff && isLowSurrogate(text.charCodeAt(i + 1))) {
+      bytes += 4;
+      i++;
+    } else {
+      bytes += 3;
+    }
+  }
+  return bytes;
+}
+
+function isLowSurrogate(unit: number): boolean {
+  return unit >= 0xdc00 && unit <= 0xdfff;
+}
