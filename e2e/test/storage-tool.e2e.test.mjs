@@ -1,0 +1,178 @@
+// Issue 3's real-browser scenario: `llm-cache-host install` puts the host into a fresh Chromium profile, the
+// demo extension's StorageTool caches an agent's email summaries through the real connectNative, and every
+// check is on what the extension received. Skips, saying why, until extension-shim/demo and the `install`
+// subcommand exist. What it assumes of the shim is listed in ../lib/demo-agent.mjs.
+import assert from "node:assert/strict";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { launchWithExtension } from "../lib/browser.mjs";
+import { DEMO_GLOBAL, DemoAgent, checkDemoExtension, keysIn } from "../lib/demo-agent.mjs";
+import { DEMO_EXTENSION_DIR, EXTENSION_ORIGIN, HOST_NAME, demoScenarioSkipReason, requireHostAndChromium } from "../lib/env.mjs";
+import { createSandbox, installHost } from "../lib/sandbox.mjs";
+
+const SKIP = demoScenarioSkipReason() ?? false;
+
+const MAX_ITEM_BYTES = 5_242_880; // PROTOCOL.md section 7
+const SESSION_QUOTA_BYTES = 52_428_800;
+const EMAILS = 50;
+/** What a list of 50 items may cost the LLM's context (the shim's README states its own figure, ~6 KB). */
+const LIST_OF_50_BUDGET_BYTES = 16 * 1024;
+const HOST_NOT_FOUND = "Specified native messaging host not found."; // this build's lastError text (README.md)
+
+// The agent's data: 50 email summaries, each with text that appears nowhere else.
+const pad = (i) => String(i).padStart(2, "0");
+const email = (i) => ({
+  from: `sender${pad(i)}@example.com`,
+  subject: `Subject line ${pad(i)}`,
+  summary: `Summary-${pad(i)}: asks for the Q${(i % 4) + 1} numbers by Friday`,
+  unread: i % 3 === 0,
+});
+const describeEmail = (i) => `Summary of email ${pad(i)}/50 from sender${pad(i)}@example.com`;
+const newSessionId = () => `conv_e2e-${crypto.randomBytes(6).toString("hex")}`;
+
+/** A fresh profile, with the host installed into it or not, and the demo extension running in Chromium. */
+function demoBrowser(label, { installed }) {
+  const state = {};
+  before(async () => {
+    requireHostAndChromium();
+    checkDemoExtension();
+    state.sandbox = createSandbox(label);
+    if (installed) state.manifest = installInto(state.sandbox);
+    state.browser = await launchWithExtension(state.sandbox, DEMO_EXTENSION_DIR, { globalName: DEMO_GLOBAL });
+  });
+  after(async () => {
+    await state.browser?.close();
+    await state.sandbox?.cleanup();
+  });
+  return state;
+}
+
+/** Runs the installer against the sandbox's profile and checks the manifest it wrote. */
+function installInto(sandbox) {
+  const { manifest, transcript } = installHost(sandbox);
+  assert.equal(manifest.name, HOST_NAME, transcript);
+  assert.equal(manifest.type, "stdio", transcript);
+  assert.ok(path.isAbsolute(manifest.path), `the manifest's path is not absolute: ${manifest.path}`);
+  fs.accessSync(manifest.path, fs.constants.X_OK);
+  assert.ok(manifest.allowed_origins.includes(EXTENSION_ORIGIN), transcript);
+  return manifest;
+}
+
+/** The text the tool answered with; fails if it threw (an error must come back as text, never as an exception). */
+function answered(outcome, what) {
+  assert.equal(outcome.resolved, true, `${what}: ${outcome.error}`);
+  return outcome.text;
+}
+
+describe("the demo extension's StorageTool in Chromium, host installed", { skip: SKIP, timeout: 150_000 }, () => {
+  const s = demoBrowser("demo", { installed: true });
+  const sessionId = newSessionId();
+  let agent;
+  before(() => {
+    agent = new DemoAgent(s.browser, sessionId);
+  });
+  const keys = []; // keys[i]: email i's storage key, whole
+  const bigKeys = []; // bigKeys[n]: the 5 MB item filled with String(n)
+
+  it("caches 50 email summaries; each write answers with the new item's key, not its data", async () => {
+    for (let i = 0; i < EMAILS; i++) {
+      const text = answered(await agent.write(email(i), describeEmail(i)), `write ${i}`);
+      const found = keysIn(text, sessionId);
+      assert.equal(found.length, 1, `write ${i} should name one new key: ${text}`);
+      assert.ok(!text.includes(email(i).summary), `a write's answer should not echo the data: ${text}`);
+      keys.push(found[0]);
+    }
+    assert.equal(new Set(keys).size, EMAILS);
+  });
+
+  it("lists all 50 with their descriptions, in a small context budget", async (t) => {
+    const text = answered(await agent.list(EMAILS), "list");
+    const bytes = Buffer.byteLength(text);
+    t.diagnostic(`a list of 50 items is ${bytes} bytes of text`);
+    assert.deepEqual(new Set(keysIn(text, sessionId)), new Set(keys), "the list should name exactly the 50 keys");
+    for (let i = 0; i < EMAILS; i++) assert.ok(text.includes(describeEmail(i)), `the list lacks email ${i}'s description`);
+    assert.ok(bytes <= LIST_OF_50_BUDGET_BYTES, `a list of 50 is ${bytes} bytes, over ${LIST_OF_50_BUDGET_BYTES}`);
+  });
+
+  it("reads 10 back, whole and by JSON pointer", async () => {
+    for (let i = 0; i < 10; i++) {
+      const text = answered(await agent.read(keys[i]), `read ${i}`);
+      assert.ok(text.includes(email(i).subject) && text.includes(email(i).summary), `read ${i} lacks its data: ${text}`);
+    }
+    const part = answered(await agent.read(keys[3], "/subject"), "read with a pointer");
+    assert.ok(part.includes(email(3).subject), part);
+    assert.ok(!part.includes(email(3).summary), `a pointer read should hold only /subject: ${part}`);
+  });
+
+  it("updates one; a read and the list show the new version", async () => {
+    const changed = { ...email(7), summary: "Summary-07-updated: the numbers arrived", unread: false };
+    const description = `${describeEmail(7)} (updated)`;
+    const text = answered(await agent.update(keys[7], { data: changed, description }), "update");
+    assert.deepEqual(keysIn(text, sessionId), [keys[7]], `the update's answer should name its key: ${text}`);
+    const read = answered(await agent.read(keys[7]), "read after update");
+    assert.ok(read.includes(changed.summary) && !read.includes(email(7).summary), read);
+    const list = answered(await agent.list(EMAILS), "list after update");
+    assert.ok(list.includes(description), `the list lacks the new description: ${list}`);
+  });
+
+  it("hits the session quota with 5 MB items and is told what to do", async () => {
+    // The 50 summaries take a few KB, so 9 items of the 5 MB maximum fit in 50 MB and a 10th does not.
+    const fits = Math.floor(SESSION_QUOTA_BYTES / MAX_ITEM_BYTES) - 1;
+    for (let n = 0; n < fits; n++) {
+      const text = answered(await agent.writeBig(String(n), MAX_ITEM_BYTES, `5 MB block ${n}`), `big write ${n}`);
+      const found = keysIn(text, sessionId);
+      assert.equal(found.length, 1, `big write ${n} should be stored: ${text.slice(0, 500)}`);
+      bigKeys.push(found[0]);
+    }
+    const refused = answered(await agent.writeBig("z", MAX_ITEM_BYTES, "one block too many"), "write over the quota");
+    assert.match(refused, /QuotaExceededError/);
+    assert.match(refused, /delete items/i, "the refusal should tell the agent to delete items it no longer needs");
+    const stats = answered(await agent.stats(), "stats at the quota");
+    assert.match(stats, new RegExp(`\\b${EMAILS + fits} items\\b`), stats);
+  });
+
+  it("reads a 5 MB item back whole, reassembled from the host's chunk frames", async () => {
+    const whole = await agent.readBigWhole(bigKeys[4], "4", MAX_ITEM_BYTES);
+    assert.equal(whole.resolved, true, whole.error);
+    assert.equal(whole.dataSize, MAX_ITEM_BYTES);
+    assert.equal(whole.same, true, "the data read back differs from the data written");
+    // The tool itself describes a value this big instead of putting 5 MB into the LLM's context.
+    const text = answered(await agent.read(bigKeys[4]), "tool read of 5 MB");
+    assert.ok(Buffer.byteLength(text) < 4096, `the tool answered a 5 MB read with ${Buffer.byteLength(text)} bytes`);
+    assert.match(text, /pointer/i);
+  });
+
+  it("ends the session and sees it emptied", async () => {
+    const ended = await agent.endSession();
+    assert.equal(ended.status, "ended", JSON.stringify(ended));
+    assert.equal(ended.deletedItems, EMAILS + bigKeys.length);
+    assert.ok(ended.freedBytes > bigKeys.length * MAX_ITEM_BYTES, `freedBytes ${ended.freedBytes}`);
+    const list = answered(await agent.list(EMAILS), "list after endSession");
+    assert.deepEqual(keysIn(list, sessionId), [], `the ended session still lists items: ${list}`);
+    const read = answered(await agent.read(keys[0]), "read after endSession");
+    assert.match(read, /ItemNotFoundError/);
+  });
+});
+
+describe("the demo extension's StorageTool in Chromium, host not installed", { skip: SKIP, timeout: 60_000 }, () => {
+  const s = demoBrowser("demo-noinstall", { installed: false });
+  let agent;
+  before(() => {
+    agent = new DemoAgent(s.browser, newSessionId());
+  });
+
+  it("answers with StorageUnavailableError text carrying Chrome's lastError, and how to go on", async () => {
+    const text = answered(await agent.list(10), "list without a host");
+    assert.match(text, /StorageUnavailableError/, text);
+    assert.ok(text.includes(HOST_NOT_FOUND), `the answer should carry Chrome's "${HOST_NOT_FOUND}": ${text}`);
+    assert.match(text, /without the cache/i, "the answer should tell the agent to carry on without the cache");
+  });
+
+  it("remembers an endSession it could not send", async () => {
+    const ended = await agent.endSession();
+    assert.equal(ended.status, "pending", JSON.stringify(ended));
+    assert.ok(ended.reason.includes(HOST_NOT_FOUND), ended.reason);
+  });
+});
