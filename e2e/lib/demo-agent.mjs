@@ -126,6 +126,21 @@ export class DemoAgent {
     );
   }
 
+  /** llmCache.demo(sessionId), the scenario a person runs from the console: { resolved, text } or { resolved: false, error }. */
+  demo() {
+    return this.browser.run(
+      async (sessionId) => {
+        try {
+          return { resolved: true, text: await globalThis.llmCache.demo(sessionId) };
+        } catch (e) {
+          return { resolved: false, error: `${e?.name}: ${e?.message}` };
+        }
+      },
+      this.sessionId,
+      { timeoutMs: 30_000, what: "llmCache.demo()" },
+    );
+  }
+
   /** llmCache.endSession(sessionId): its outcome ({ status, ... }), or { status: "threw", error }. */
   endSession() {
     return this.browser.run(

@@ -154,6 +154,13 @@ describe("the demo extension's StorageTool in Chromium, host installed", { skip:
     const read = answered(await agent.read(keys[0]), "read after endSession");
     assert.match(read, /ItemNotFoundError/);
   });
+  it("runs the console demo a person tries first: three summaries cached, listed, one field read, session ended", async () => {
+    const outcome = await new DemoAgent(s.browser, newSessionId()).demo();
+    assert.equal(outcome.resolved, true, JSON.stringify(outcome));
+    assert.match(outcome.text, /^3 items, 192B in all, newest first/m, outcome.text);
+    assert.match(outcome.text, /data at \/subject: "Subject 3"/, outcome.text);
+    assert.match(outcome.text, /\{"status":"ended","deletedItems":3,"freedBytes":192\}/, outcome.text);
+  });
 });
 
 describe("the demo extension's StorageTool in Chromium, host not installed", { skip: SKIP, timeout: 60_000 }, () => {
@@ -168,6 +175,13 @@ describe("the demo extension's StorageTool in Chromium, host not installed", { s
     assert.match(text, /StorageUnavailableError/, text);
     assert.ok(text.includes(HOST_NOT_FOUND), `the answer should carry Chrome's "${HOST_NOT_FOUND}": ${text}`);
     assert.match(text, /without the cache/i, "the answer should tell the agent to carry on without the cache");
+  });
+
+  it("runs the console demo to its end, reporting the host as unavailable instead of throwing", async () => {
+    const outcome = await agent.demo();
+    assert.equal(outcome.resolved, true, JSON.stringify(outcome));
+    assert.match(outcome.text, /StorageUnavailableError/, outcome.text);
+    assert.match(outcome.text, /"status":"pending"/, outcome.text);
   });
 
   it("remembers an endSession it could not send", async () => {

@@ -22,8 +22,12 @@ async function demo(sessionId = "conv_demo") {
   }
   const list = await cache.tool.execute({ action: "list" }, context);
   seen.push(list);
-  const firstKey = list.split("\n")[1].split(" | ")[0];
-  seen.push(await cache.tool.execute({ action: "read", storageKey: firstKey, pointer: "/subject" }, context));
+  // The list's first line is a header; without a second line (the host unreachable, say) there is nothing to read.
+  const firstItem = list.split("\n")[1];
+  if (firstItem !== undefined) {
+    const firstKey = firstItem.split(" | ")[0];
+    seen.push(await cache.tool.execute({ action: "read", storageKey: firstKey, pointer: "/subject" }, context));
+  }
   seen.push(JSON.stringify(await cache.endSession(sessionId)));
   return seen.join("\n\n");
 }
