@@ -1,6 +1,6 @@
 // Copies the compiled shim into demo/lib/, where the demo extension's service worker imports it from.
 // A browser loads an unpacked extension's files from its own directory only, so the demo can't reach ../dist.
-import { cpSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { cpSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -9,7 +9,5 @@ const from = join(root, "dist", "src");
 const to = join(root, "demo", "lib");
 
 rmSync(to, { recursive: true, force: true });
-mkdirSync(to, { recursive: true });
-for (const name of readdirSync(from)) {
-  if (name.endsWith(".js")) cpSync(join(from, name), join(to, name));
-}
+// Only the modules: folders are walked, declaration files and maps left behind.
+cpSync(from, to, { recursive: true, filter: (path) => statSync(path).isDirectory() || path.endsWith(".js") });

@@ -59,7 +59,20 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** The registered host name; NATIVE_HOST_NAME by default. */
   hostName?: string;
+  /**
+   * How long the port may stay open with nothing to do before the client closes it; DEFAULT_IDLE_CLOSE_MS by
+   * default, 0 to keep it open. An open native port keeps an MV3 service worker alive, so a port that outlives
+   * its work would keep the worker (and the host) running forever. The next call simply connects again.
+   */
+  idleCloseMs?: number;
 }
+
+/**
+ * Runs on every new connection after the handshake and before any caller's request is sent on it. `request`
+ * sends on that connection; what the setup sends is therefore settled before anything else goes out.
+ */
+export type ConnectSetup = (connection: { hello: HelloResult; request: ConnectionRequest }) => Promise<void> | void;
+export type ConnectionRequest = <T>(op: string, fields: object) => Promise<T>;
 
 export interface RequestOptions {
   /** Overrides the client's timeout for this one request, e.g. for ending a very large session. */
@@ -72,6 +85,9 @@ export interface RequestOptions {
  * hanging a caller forever, not to hurry the host.
  */
 export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** About Chrome's own idle limit for an extension service worker, so the port never keeps one alive by itself. */
+export const DEFAULT_IDLE_CLOSE_MS = 30_000;
 
 /**
  * Ids wrap before 2^31: Chrome writes a message's numbers through a double, and integers past the int32 range
@@ -102,8 +118,13 @@ export class NativeCacheClient {
   readonly #connect: ConnectNative;
   readonly #hostName: string;
   readonly #timeoutMs: number;
-  /** Called after every successful handshake, e.g. to send session cleanups that couldn't be sent before. */
-  readonly #connectListeners: Array<(hello: HelloResult) => void> = [];
+  readonly #idleCloseMs: number;
+  /** Run after every successful handshake, e.g. to send session cleanups that couldn't be sent before. */
+  readonly #connectSetups: ConnectSetup[] = [];
+  /** Callers' calls under way; the port counts as idle only when there are none. */
+  #calls = 0;
+  /** Closes an idle port; armed whenever the last call under way settles. */
+  #idleTimer: ReturnType<typeof setTimeout> | undefined;
   /** The open port, if any. Events from any other (older) port are ignored. */
   #port: NativePort | undefined;
   /** Settles when the current port's handshake does; every request waits for it before being sent. */
@@ -119,6 +140,7 @@ export class NativeCacheClient {
     this.#connect = options.connect ?? ((hostName) => chrome.runtime.connectNative(hostName));
     this.#hostName = options.hostName ?? NATIVE_HOST_NAME;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#idleCloseMs = options.idleCloseMs ?? DEFAULT_IDLE_CLOSE_MS;
   }
 
   /** The host's `hello` result while a port is open; undefined before the first call and after a drop. */
@@ -126,14 +148,17 @@ export class NativeCacheClient {
     return this.#hello;
   }
 
-  /** Registers a listener for every successful handshake (the first and every reconnect). */
-  onConnect(listener: (hello: HelloResult) => void): void {
-    this.#connectListeners.push(listener);
+  /**
+   * Registers a setup for every new connection (the first and every reconnect). It runs after the handshake
+   * and before any other request is sent; if it throws, the connection fails and the next call tries again.
+   */
+  onConnect(setup: ConnectSetup): void {
+    this.#connectSetups.push(setup);
   }
 
   /** Connects (if not connected) and returns the host's `hello` result. */
-  async hello(): Promise<HelloResult> {
-    return (await this.#open()).hello;
+  hello(): Promise<HelloResult> {
+    return this.#busy(async () => (await this.#open()).hello);
   }
 
   write(request: WriteRequest, options?: RequestOptions): Promise<CacheMetadata> {
@@ -169,9 +194,23 @@ export class NativeCacheClient {
    * Sends one request and resolves with its `result`, or rejects with a CacheError. Any number of requests may
    * be in flight at once; each is matched to its reply by id.
    */
-  async request<T>(op: string, fields: object, options: RequestOptions = {}): Promise<T> {
-    const { port } = await this.#open();
-    return (await this.#send(port, op, fields, options.timeoutMs ?? this.#timeoutMs)) as T;
+  request<T>(op: string, fields: object, options: RequestOptions = {}): Promise<T> {
+    return this.#busy(async () => {
+      const { port } = await this.#open();
+      return (await this.#send(port, op, fields, options.timeoutMs ?? this.#timeoutMs)) as T;
+    });
+  }
+
+  /** Runs a caller's call with the idle close held off from its start until it has settled. */
+  async #busy<T>(call: () => Promise<T>): Promise<T> {
+    this.#calls++;
+    this.#cancelIdleClose();
+    try {
+      return await call();
+    } finally {
+      this.#calls--;
+      if (this.#calls === 0) this.#armIdleClose();
+    }
   }
 
   /** Closes the port (the host then exits). Pending requests fail; the next call connects again. */
@@ -221,14 +260,17 @@ export class NativeCacheClient {
       this.#drop(port, error as CacheError);
       throw error;
     }
-    this.#hello = hello;
-    for (const listener of this.#connectListeners) {
-      try {
-        listener(hello);
-      } catch {
-        // A listener's failure is its own business; it must not fail the caller that happened to connect.
-      }
+    const request: ConnectionRequest = async (op, fields) =>
+      (await this.#send(port, op, fields, this.#timeoutMs)) as never;
+    try {
+      for (const setup of this.#connectSetups) await setup({ hello, request });
+    } catch (error) {
+      const failure =
+        error instanceof CacheError ? error : new StorageUnavailableError({ message: `connection setup failed: ${messageOf(error)}` });
+      this.#drop(port, failure);
+      throw failure;
     }
+    this.#hello = hello;
     return { port, hello };
   }
 
@@ -309,6 +351,22 @@ export class NativeCacheClient {
     }
   }
 
+  /** Closes the port once it has been idle for idleCloseMs; any request in between cancels that. */
+  #armIdleClose(): void {
+    this.#cancelIdleClose();
+    const port = this.#port;
+    if (this.#idleCloseMs <= 0 || port === undefined) return;
+    this.#idleTimer = setTimeout(() => {
+      this.#idleTimer = undefined;
+      if (this.#calls === 0) this.#drop(port, new StorageUnavailableError({ message: "the idle port to the native host was closed" }));
+    }, this.#idleCloseMs);
+  }
+
+  #cancelIdleClose(): void {
+    if (this.#idleTimer !== undefined) clearTimeout(this.#idleTimer);
+    this.#idleTimer = undefined;
+  }
+
   #timeOut(port: NativePort, id: number, timeoutMs: number): void {
     const pending = this.#pending.get(id);
     if (!pending) return;
@@ -327,6 +385,7 @@ export class NativeCacheClient {
   /** Forgets the port and fails everything that was waiting on it. Events from an older port change nothing. */
   #drop(port: NativePort, error: CacheError): void {
     if (port !== this.#port) return;
+    this.#cancelIdleClose();
     this.#port = undefined;
     this.#ready = undefined;
     this.#hello = undefined;

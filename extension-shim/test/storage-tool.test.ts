@@ -1,15 +1,14 @@
 /**
- * StorageTool against the real host: the text every action gives the LLM, what a 50-item list costs, errors
- * as text, and the legacy chrome.storage.local calls.
+ * StorageTool against the real host: the text every action gives the LLM, data as JSON text, what a 50-item
+ * list costs, and errors as text (with `ok: false` from `run`).
  */
 
 import assert from "node:assert/strict";
 import { describe, it, type TestContext } from "node:test";
 import { NativeCacheClient } from "../src/client.js";
 import { MAX_ITEM_BYTES } from "../src/protocol.js";
-import { StorageTool, STORAGE_TOOL_DEFINITION, type StorageToolOptions, type ToolContext } from "../src/storage-tool.js";
+import { StorageTool, type StorageToolOptions, type ToolContext } from "../src/tool/storage-tool.js";
 import { CHROME_ERRORS, hostConnector } from "./helpers/chrome-port.js";
-import { MemoryStorage } from "./helpers/memory-storage.js";
 import { tempDir } from "./helpers/temp.js";
 
 /** A conversationId as the agent makes them: conv_ and a UUID. */
@@ -20,14 +19,13 @@ function hostTool(t: TestContext, options: StorageToolOptions & { binary?: strin
   const dir = tempDir();
   const connect = hostConnector({ dataDir: dir.path, binary: options.binary });
   const client = new NativeCacheClient({ connect });
-  const storage = new MemoryStorage();
-  const tool = new StorageTool(client, { legacyStorage: storage, ...options });
+  const tool = new StorageTool(client, options);
   t.after(async () => {
     client.close();
     await connect.closeAll();
     dir.remove();
   });
-  return { tool, client, connect, storage };
+  return { tool, client, connect };
 }
 
 /** The short key at the start of a `cached …` / `updated …` answer. */
@@ -38,22 +36,6 @@ function keyOf(answer: string): string {
 }
 
 const ITEM_LINE = /^[a-z0-9]{8}_[a-z0-9]{8} \| \d+(\.\d)?(B|KB|MB) \| \d+[smhd] \| .+$/;
-
-describe("the tool definition", () => {
-  it("is a function-calling schema named llm_cache with every action, legacy ones marked", () => {
-    assert.equal(STORAGE_TOOL_DEFINITION.name, "llm_cache");
-    assert.equal(STORAGE_TOOL_DEFINITION.parameters.type, "object");
-    assert.deepEqual(STORAGE_TOOL_DEFINITION.parameters.required, ["action"]);
-    assert.deepEqual(
-      [...STORAGE_TOOL_DEFINITION.parameters.properties.action.enum],
-      ["write", "read", "list", "update", "delete", "stats", "get", "set", "remove"],
-    );
-    assert.match(STORAGE_TOOL_DEFINITION.parameters.properties.action.description, /get, set, remove: LEGACY/);
-    assert.match(STORAGE_TOOL_DEFINITION.parameters.properties.key.description, /^LEGACY/);
-    // It must survive the JSON round trip every LLM API puts it through.
-    assert.deepEqual(JSON.parse(JSON.stringify(STORAGE_TOOL_DEFINITION)), STORAGE_TOOL_DEFINITION);
-  });
-});
 
 describe("actions", () => {
   it("write answers with metadata only: key, size, age and description", async (t) => {
@@ -152,6 +134,39 @@ describe("actions", () => {
     assert.match(await tool.execute({ action: "stats" }, CONTEXT), /^1 item, 7B used, 50MB of 50MB free; created \d+s ago, last used \d+s ago$/);
     assert.equal(await tool.execute({ action: "delete", storageKey: key }, CONTEXT), `deleted ${key}, freed 7B`);
     assert.equal(await tool.execute({ action: "stats" }, CONTEXT), "the cache of this session is empty; 50MB free");
+  });
+
+  it("caches any JSON value sent as JSON text, plain text as it is, and takes null as not given", async (t) => {
+    const { tool, client } = hostTool(t);
+    const cases: Array<[string, unknown]> = [
+      ['{"from":"ana@example.com","tags":["q3"]}', { from: "ana@example.com", tags: ["q3"] }],
+      ["[1, 2, 3]", [1, 2, 3]],
+      ['"a quoted string"', "a quoted string"],
+      ["42", 42],
+      ["true", true],
+      ["Ana asks for the Q3 numbers by Friday.", "Ana asks for the Q3 numbers by Friday."],
+      // Numbers JSON would change stay text: nothing the LLM wrote is lost.
+      ["123456789012345678901234567890", "123456789012345678901234567890"],
+      ["1".repeat(400), "1".repeat(400)],
+      ["42.0", "42.0"],
+      [" 7 ", 7],
+    ];
+    for (const [data, stored] of cases) {
+      // What a strict definition makes the LLM send: every parameter, null where unused.
+      const answer = await tool.execute(
+        { action: "write", data, description: "one value", storageKey: null, pointer: null, limit: null, cursor: null, customMetadata: null },
+        CONTEXT,
+      );
+      const item = await client.read({ sessionId: SESSION, storageKey: `${SESSION}_${keyOf(answer)}` });
+      assert.deepEqual(item.data, stored, data);
+    }
+    const withMeta = keyOf(
+      await tool.execute({ action: "write", data: "[]", description: "m", customMetadata: '{"source":"gmail"}' }, CONTEXT),
+    );
+    assert.match(await tool.execute({ action: "read", storageKey: withMeta }, CONTEXT), /^customMetadata: \{"source":"gmail"\}$/m);
+    const refused = await tool.run({ action: "write", data: "[]", description: "m", customMetadata: "[1]" }, CONTEXT);
+    assert.equal(refused.ok, false);
+    assert.match(refused.text, /^llm_cache write failed: InvalidRequestError: customMetadata must be the JSON text of an object/);
   });
 
   it("accepts its arguments as the JSON text function calling delivers", async (t) => {
@@ -257,36 +272,10 @@ describe("errors come back as text that says what to do next", () => {
     );
     assert.match(await tool.execute([1], CONTEXT), /^llm_cache call failed: InvalidRequestError: the tool's arguments must be a JSON object/);
     assert.match(await tool.execute("{action", CONTEXT), /^llm_cache call failed: InvalidRequestError: the tool's arguments are not valid JSON/);
+    assert.deepEqual(
+      { ...(await tool.run({ action: "fetch" }, CONTEXT)), error: undefined },
+      { ok: false, text: await tool.execute({ action: "fetch" }, CONTEXT), error: undefined },
+    );
     assert.equal(connect.ports.length, 0, "nothing was sent to the host");
-  });
-});
-
-describe("legacy chrome.storage.local calls", () => {
-  it("set, get and remove work, marked legacy, without the host", async (t) => {
-    const { tool, storage, connect } = hostTool(t, { binary: "/nonexistent/llm-cache-host" });
-    assert.equal(
-      await tool.execute({ action: "set", key: "settings", value: { theme: "dark" } }, CONTEXT),
-      "[legacy chrome.storage.local] set settings",
-    );
-    assert.deepEqual(await storage.get("settings"), { settings: { theme: "dark" } });
-    assert.equal(
-      await tool.execute({ action: "get", key: "settings" }, CONTEXT),
-      '[legacy chrome.storage.local] settings = {"theme":"dark"}',
-    );
-    assert.equal(
-      await tool.execute({ action: "get", key: ["settings", "missing"] }, CONTEXT),
-      '[legacy chrome.storage.local] settings = {"theme":"dark"}\nmissing is not set',
-    );
-    assert.equal(await tool.execute({ action: "remove", key: "settings" }, CONTEXT), "[legacy chrome.storage.local] removed settings");
-    assert.equal(await tool.execute({ action: "get", key: "settings" }, CONTEXT), "[legacy chrome.storage.local] settings is not set");
-    assert.equal(connect.ports.length, 0, "legacy calls never start the host");
-  });
-
-  it("bad legacy calls come back as text too", async (t) => {
-    const { tool } = hostTool(t);
-    assert.match(await tool.execute({ action: "set", key: "k" }, CONTEXT), /^llm_cache set failed: InvalidRequestError: set needs a value/);
-    assert.match(await tool.execute({ action: "get" }, CONTEXT), /^llm_cache get failed: InvalidRequestError: get and remove need a key/);
-    const bare = new StorageTool(new NativeCacheClient({ connect: () => assert.fail("no connect") }));
-    assert.match(await bare.execute({ action: "get", key: "k" }, CONTEXT), /legacy storage is not configured/);
   });
 });

@@ -3,7 +3,7 @@
  * an item is one line, `key | size | age | description`, and nothing is said twice.
  */
 
-import type { CacheMetadata } from "./protocol.js";
+import type { CacheMetadata } from "../protocol.js";
 import { shortKey } from "./keys.js";
 
 /** Named once at the top of a list so that the lines themselves need no labels. */

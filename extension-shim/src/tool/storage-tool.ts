@@ -1,11 +1,11 @@
 /**
- * StorageTool: the LLM tool `llm_cache`. Its definition is a JSON schema for function calling; `execute` runs
- * one call and returns the text the LLM sees.
+ * StorageTool: the LLM tool `llm_cache`. `run` carries out one call and says whether it worked and what the LLM
+ * reads; `execute` is the same as text only. Its definitions for every LLM API are in definitions.ts.
  *
  * Two rules shape everything here. What comes back is compact, because it is spent from the LLM's context:
- * one line per item (see format.ts). And a failure comes back as text that says what to do next, never as an
- * exception, because an exception would end the agent's turn while the LLM could have recovered (delete old
- * items, split the data, or carry on without the cache).
+ * one line per item (see format.ts). And a failure comes back as text that says what to do next, because the
+ * LLM can often recover (delete old items, split the data, or carry on without the cache); an agent whose tool
+ * registry records failures gets `ok: false` with that same text (adapters/browserx.ts).
  *
  * Measured cost (test/storage-tool.test.ts): a `list` of 50 items whose descriptions are email summaries of
  * about 80 characters is 5,692 bytes of text: 114 bytes per item, of which about 33 are the key, size, age
@@ -13,20 +13,15 @@
  * about 280 bytes, because it spells out the 41-character session id twice.
  */
 
-import type { NativeCacheClient } from "./client.js";
-import { CacheError, InvalidRequestError } from "./errors.js";
+import type { NativeCacheClient } from "../client.js";
+import { CacheError, InvalidRequestError } from "../errors.js";
+import { utf8Length } from "../protocol.js";
+import { STORAGE_TOOL_DEFINITIONS, type ToolDefinitions } from "./definitions.js";
 import { ITEM_COLUMNS, describeShape, formatAge, formatSize, itemLine } from "./format.js";
 import { fullKey, keyIdFor, shortKey } from "./keys.js";
-import { LEGACY_ACTIONS, isLegacyAction, runLegacy } from "./legacy.js";
-import { MAX_DESCRIPTION_CHARS, utf8Length } from "./protocol.js";
-import type { KeyValueStore } from "./storage-area.js";
+import { CACHE_ACTIONS, DEFAULT_LIST_LIMIT, STORAGE_TOOL_NAME } from "./spec.js";
 
-export const STORAGE_TOOL_NAME = "llm_cache";
-
-export const CACHE_ACTIONS = ["write", "read", "list", "update", "delete", "stats"] as const;
-
-/** Items per `list` page unless the LLM asks for another number: 50 lines are about 6 KB. */
-export const DEFAULT_LIST_LIMIT = 50;
+export { CACHE_ACTIONS, DEFAULT_LIST_LIMIT, STORAGE_TOOL_NAME } from "./spec.js";
 
 /**
  * The most data one `read` returns. A 5 MB item would swamp any context window, so a bigger value is
@@ -39,85 +34,23 @@ export interface ToolContext {
   /** The session's conversationId, e.g. "conv_a3f8e2b4-…". Every call reaches only this session's items. */
   sessionId: string;
   /** The agent's task id. Items of one task share the taskId part of their keys. */
-  taskId?: string;
+  taskId?: string | undefined;
   /**
    * The agent's turn id. Not put into keys: one turn often caches many items (50 email summaries), and a
    * write that names both ids of an existing key replaces that item, so the host generates the turn part.
    */
-  turnId?: string;
+  turnId?: string | undefined;
 }
 
 export interface StorageToolOptions {
-  /** Where legacy get/set/remove go: chrome.storage.local in an extension. Without it, they fail as text. */
-  legacyStorage?: KeyValueStore;
   /** The clock for items' ages; Date.now by default. */
   now?: () => number;
   /** See DEFAULT_MAX_READ_BYTES. */
   maxReadBytes?: number;
 }
 
-/** The function-calling definition: `name`, `description` and a JSON-schema `parameters`. */
-export const STORAGE_TOOL_DEFINITION = {
-  name: STORAGE_TOOL_NAME,
-  description:
-    "Cache for large intermediate results (many items, results over 10 KB, multi-step aggregation), kept " +
-    "outside your context for this conversation. write stores data and returns only its metadata; list shows " +
-    "one line per item (key | size | age | description); read returns an item's data, or one part of it with " +
-    "a JSON pointer. get/set/remove are the legacy chrome.storage.local calls.",
-  parameters: {
-    type: "object",
-    properties: {
-      action: {
-        type: "string",
-        enum: [...CACHE_ACTIONS, ...LEGACY_ACTIONS],
-        description:
-          "write: cache data. read: get an item's data. list: the items' metadata, newest first. update: change " +
-          "an item's data or description. delete: remove an item. stats: the session's totals and free space. " +
-          "get, set, remove: LEGACY plain chrome.storage.local calls, only for existing callers.",
-      },
-      data: {
-        description: "write, update: the data to cache, any JSON value except null, at most 5 MB.",
-      },
-      description: {
-        type: "string",
-        maxLength: MAX_DESCRIPTION_CHARS,
-        description:
-          "write (required), update: what the item holds and how much, e.g. 'Summary of email 7/50: Ana re Q3 " +
-          "budget (120 words)'. You see this later instead of the data. At most 300 characters.",
-      },
-      storageKey: {
-        type: "string",
-        description: "read, update, delete: the item's key exactly as write or list showed it.",
-      },
-      pointer: {
-        type: "string",
-        description: "read: a JSON pointer to read only one part of the data, e.g. '/emails/3/subject'.",
-      },
-      limit: {
-        type: "integer",
-        minimum: 1,
-        maximum: 100,
-        description: `list: items per page (default ${DEFAULT_LIST_LIMIT}).`,
-      },
-      cursor: {
-        type: "string",
-        description: "list: the cursor the previous page gave, to get the next page.",
-      },
-      customMetadata: {
-        type: "object",
-        description: "write, update: optional extra facts about the item, returned only by read.",
-      },
-      key: {
-        type: "string",
-        description: "LEGACY get, set, remove: the chrome.storage.local key.",
-      },
-      value: {
-        description: "LEGACY set: the value to store under key.",
-      },
-    },
-    required: ["action"],
-  },
-} as const;
+/** One call's result: the text for the LLM, and whether the call did what was asked. */
+export type ToolOutcome = { ok: true; text: string } | { ok: false; text: string; error: unknown };
 
 /** The arguments as the LLM sent them; each action checks the ones it uses, mostly by passing them to the host. */
 interface ToolArgs {
@@ -129,63 +62,63 @@ interface ToolArgs {
   limit?: unknown;
   cursor?: unknown;
   customMetadata?: unknown;
-  key?: unknown;
-  value?: unknown;
 }
 
 export class StorageTool {
   readonly name = STORAGE_TOOL_NAME;
-  readonly definition = STORAGE_TOOL_DEFINITION;
+  /** The tool's definition for each LLM API; see definitions.ts. */
+  readonly definitions: ToolDefinitions = STORAGE_TOOL_DEFINITIONS;
   readonly #client: NativeCacheClient;
-  readonly #legacyStorage: KeyValueStore | undefined;
   readonly #now: () => number;
   readonly #maxReadBytes: number;
 
   constructor(client: NativeCacheClient, options: StorageToolOptions = {}) {
     this.#client = client;
-    this.#legacyStorage = options.legacyStorage;
     this.#now = options.now ?? Date.now;
     this.#maxReadBytes = options.maxReadBytes ?? DEFAULT_MAX_READ_BYTES;
   }
 
   /**
-   * Runs one tool call. `args` is the call's arguments, as an object or as the JSON text function calling
-   * delivers. Always resolves with text for the LLM, also when the call fails.
+   * Runs one tool call and resolves with the text the LLM sees, also when the call failed. `args` is the call's
+   * arguments, as an object or as the JSON text function calling delivers.
    */
   async execute(args: unknown, context: ToolContext): Promise<string> {
+    return (await this.run(args, context)).text;
+  }
+
+  /** Runs one tool call; never rejects. A failure's text says what went wrong and what to do next. */
+  async run(args: unknown, context: ToolContext): Promise<ToolOutcome> {
     let action = "call";
     try {
       const input = parseArgs(args);
       action = typeof input.action === "string" ? input.action : action;
-      if (isLegacyAction(input.action)) {
-        if (!this.#legacyStorage) {
-          throw new InvalidRequestError({ message: "legacy storage is not configured in this extension" });
-        }
-        return await runLegacy(this.#legacyStorage, input.action, input);
-      }
-      switch (input.action) {
-        case "write":
-          return await this.#write(input, context);
-        case "read":
-          return await this.#read(input, context);
-        case "list":
-          return await this.#list(input, context);
-        case "update":
-          return await this.#update(input, context);
-        case "delete":
-          return await this.#delete(input, context);
-        case "stats":
-          return await this.#stats(context);
-        default:
-          throw new InvalidRequestError({
-            message: "action must be one of the tool's actions",
-            expected: [...CACHE_ACTIONS, ...LEGACY_ACTIONS].join(", "),
-            actual: typeof input.action === "string" ? input.action.slice(0, 40) : typeof input.action,
-            suggestion: "call llm_cache again with one of those actions",
-          });
-      }
+      return { ok: true, text: await this.#dispatch(input, context) };
     } catch (error) {
-      return errorText(action, error);
+      return { ok: false, text: errorText(action, error), error };
+    }
+  }
+
+  #dispatch(input: ToolArgs, context: ToolContext): Promise<string> {
+    switch (input.action) {
+      case "write":
+        return this.#write(input, context);
+      case "read":
+        return this.#read(input, context);
+      case "list":
+        return this.#list(input, context);
+      case "update":
+        return this.#update(input, context);
+      case "delete":
+        return this.#delete(input, context);
+      case "stats":
+        return this.#stats(context);
+      default:
+        throw new InvalidRequestError({
+          message: "action must be one of the tool's actions",
+          expected: CACHE_ACTIONS.join(", "),
+          actual: typeof input.action === "string" ? input.action.slice(0, 40) : typeof input.action,
+          suggestion: "call llm_cache again with one of those actions",
+        });
     }
   }
 
@@ -193,9 +126,9 @@ export class StorageTool {
     const item = await this.#client.write({
       sessionId: context.sessionId,
       taskId: context.taskId === undefined ? undefined : keyIdFor(context.taskId),
-      data: input.data,
+      data: parseData(input.data),
       description: input.description as string,
-      customMetadata: input.customMetadata as { [key: string]: unknown } | undefined,
+      customMetadata: parseCustomMetadata(input.customMetadata),
     });
     return `cached ${itemLine(item, this.#now())}`;
   }
@@ -245,9 +178,9 @@ export class StorageTool {
     const item = await this.#client.update({
       sessionId: context.sessionId,
       storageKey: hostKey(input.storageKey, context),
-      data: input.data,
+      data: parseData(input.data),
       description: input.description as string | undefined,
-      customMetadata: input.customMetadata as { [key: string]: unknown } | undefined,
+      customMetadata: parseCustomMetadata(input.customMetadata),
     });
     return `updated ${itemLine(item, this.#now())}`;
   }
@@ -300,7 +233,46 @@ function parseArgs(args: unknown): ToolArgs {
       suggestion: 'call llm_cache again with a JSON object such as {"action": "list"}',
     });
   }
-  return value as ToolArgs;
+  // Strict definitions make the LLM send every parameter, null where the action doesn't use it.
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null)) as ToolArgs;
+}
+
+/**
+ * The value to cache. The LLM sends it as JSON text (the only form every API's strict mode takes); text that
+ * isn't JSON is cached as that text, and so is a number that JSON would change ("1e999", a 30-digit id,
+ * "42.0"), so that nothing the LLM wrote is lost. Any other value came from a caller that could send it directly.
+ */
+export function parseData(data: unknown): unknown {
+  if (typeof data !== "string") return data;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch {
+    return data;
+  }
+  return typeof parsed === "number" && String(parsed) !== data.trim() ? data : parsed;
+}
+
+/** customMetadata as JSON text of an object (or an object, from callers that aren't LLMs). */
+function parseCustomMetadata(value: unknown): { [key: string]: unknown } | undefined {
+  if (value === undefined) return undefined;
+  let parsed: unknown = value;
+  if (typeof value === "string") {
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      parsed = undefined;
+    }
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new InvalidRequestError({
+      message: "customMetadata must be the JSON text of an object",
+      expected: 'JSON object text such as {"source":"gmail"}',
+      actual: typeof value === "string" ? "text that is not a JSON object" : typeof value,
+      suggestion: "call llm_cache again with customMetadata as JSON object text, or without it",
+    });
+  }
+  return parsed as { [key: string]: unknown };
 }
 
 /**

@@ -1,0 +1,98 @@
+/**
+ * The llm_cache tool described once: its name, what it is for, and each parameter. definitions.ts turns this
+ * into the definition every LLM API takes; nothing else spells the schema out.
+ *
+ * Every parameter is a string or an integer, because that is what every API accepts in every mode. Strict modes
+ * (OpenAI, Anthropic) can't express "any JSON value" (a schema without a type, or an object without a fixed set
+ * of properties), so the cached value travels as JSON text in `data`, and text that isn't JSON is cached as that
+ * text. StorageTool parses it; callers that aren't LLMs may still pass any JSON value directly.
+ */
+
+import { MAX_DESCRIPTION_CHARS } from "../protocol.js";
+
+/** One parameter. The bounds are schema keywords where an API takes them, and are always enforced by the host. */
+export interface ParameterSpec {
+  readonly type: "string" | "integer";
+  readonly description: string;
+  readonly enum?: readonly string[];
+  readonly maxLength?: number;
+  readonly minimum?: number;
+  readonly maximum?: number;
+}
+
+export interface ToolSpec {
+  readonly name: string;
+  /** A short human title, for APIs that show one (MCP). */
+  readonly title: string;
+  readonly description: string;
+  readonly parameters: Readonly<Record<string, ParameterSpec>>;
+  /** The parameters every call has; the others are used by some actions only. */
+  readonly required: readonly string[];
+}
+
+export const STORAGE_TOOL_NAME = "llm_cache";
+
+export const CACHE_ACTIONS = ["write", "read", "list", "update", "delete", "stats"] as const;
+export type CacheAction = (typeof CACHE_ACTIONS)[number];
+
+/** Items per `list` page unless the LLM asks for another number: 50 lines are about 6 KB. */
+export const DEFAULT_LIST_LIMIT = 50;
+export const MAX_LIST_LIMIT = 100;
+
+export const STORAGE_TOOL_SPEC: ToolSpec = {
+  name: STORAGE_TOOL_NAME,
+  title: "LLM cache",
+  description:
+    "Cache for large intermediate results (many items, results over 10 KB, multi-step work), kept outside your " +
+    "context for this conversation. write stores data and answers with one line of metadata (key | size | age | " +
+    "description); list shows those lines, newest first; read returns an item's data, or one part of it with a " +
+    "JSON pointer. Pass data as JSON text: '{\"from\":\"ana@example.com\",\"summary\":\"...\"}', '[1,2]', '42', " +
+    "'true'; text that isn't JSON is cached as that text.",
+  parameters: {
+    action: {
+      type: "string",
+      enum: CACHE_ACTIONS,
+      description:
+        "write: cache data. read: get an item's data. list: the items' metadata, newest first. update: change an " +
+        "item's data or description. delete: remove an item. stats: the session's totals and free space.",
+    },
+    data: {
+      type: "string",
+      description:
+        "write, update: the value to cache, as JSON text (an object, array, number, true/false or a quoted " +
+        "string); other text is cached as it is. At most 5 MB.",
+    },
+    description: {
+      type: "string",
+      maxLength: MAX_DESCRIPTION_CHARS,
+      description:
+        "write (required), update: what the item holds and how much, e.g. 'Summary of email 7/50: Ana re Q3 " +
+        `budget (120 words)'. You see this later instead of the data. At most ${MAX_DESCRIPTION_CHARS} characters.`,
+    },
+    storageKey: {
+      type: "string",
+      description: "read, update, delete: the item's key exactly as write or list showed it.",
+    },
+    pointer: {
+      type: "string",
+      description: "read: a JSON pointer to read only one part of the data, e.g. '/emails/3/subject'.",
+    },
+    limit: {
+      type: "integer",
+      minimum: 1,
+      maximum: MAX_LIST_LIMIT,
+      description: `list: items per page, 1 to ${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT}).`,
+    },
+    cursor: {
+      type: "string",
+      description: "list: the cursor the previous page gave, to get the next page.",
+    },
+    customMetadata: {
+      type: "string",
+      description:
+        "write, update: optional extra facts about the item as the JSON text of an object, e.g. " +
+        "'{\"source\":\"gmail\"}'; only read returns them.",
+    },
+  },
+  required: ["action"],
+};

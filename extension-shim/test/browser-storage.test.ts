@@ -1,0 +1,222 @@
+/**
+ * The old browser_storage tool, replayed: every request shape browserx's StorageTool accepted, through a
+ * browserx-style registry, against chrome.storage's four areas in memory, each answered with exactly the text
+ * the LLM read from the old tool (BaseTool's envelope as JSON; "duration" is the one field that varies).
+ * The expected answers are the ones browserx 6727ff3's StorageTool gave for the same requests.
+ */
+
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { browserxTools } from "../src/adapters/browserx.js";
+import { createLlmCache } from "../src/llm-cache.js";
+import { browserStorageDefinition } from "../src/legacy/browser-storage.js";
+import { BrowserxStyleRegistry, llmOutput } from "./helpers/browserx-registry.js";
+import { MemoryStorage, memoryAreas } from "./helpers/memory-storage.js";
+
+/** The old tool's definition as browserx sent it to the API, as JSON. */
+const OLD_DEFINITION = {
+  type: "function",
+  function: {
+    name: "browser_storage",
+    description: "Manage Chrome storage - get, set, remove, clear data across local, session, sync, and managed storage",
+    strict: false,
+    parameters: {
+      type: "object",
+      properties: {
+        action: { type: "string", description: "The storage action to perform" },
+        storageType: { type: "string", description: "Type of storage to use" },
+        key: { type: "string", description: "Storage key for single-key operations" },
+        keys: { type: "array", items: { type: "string" }, description: "Array of storage keys for multi-key operations" },
+        value: { type: "string", description: "Value to store (will be JSON serialized)" },
+        data: { type: "object", description: "Object with key-value pairs for batch operations" },
+        options: {
+          type: "object",
+          properties: {
+            timeout: { type: "number", description: "Operation timeout (ms)" },
+            retryCount: { type: "number", description: "Number of retry attempts" },
+            compress: { type: "boolean", description: "Compress data before storage" },
+            encrypt: { type: "boolean", description: "Encrypt sensitive data" },
+            ttl: { type: "number", description: "Time to live (ms)" },
+            namespace: { type: "string", description: "Storage namespace for key isolation" },
+            syncPriority: { type: "string", description: "Sync priority for sync storage" },
+          },
+          description: "Additional options for storage operations",
+        },
+      },
+      required: ["action", "storageType"],
+      additionalProperties: false,
+    },
+  },
+};
+
+const ok = (data: unknown) => JSON.stringify({ success: true, data, metadata: { duration: 0, toolName: "browser_storage" } });
+const failed = (error: string) =>
+  JSON.stringify({ success: false, error, metadata: { duration: 0, toolName: "browser_storage", errorType: "Error" } });
+const INVALID = "Error: Parameter validation failed";
+
+async function setUp() {
+  const areas = memoryAreas();
+  let now = 1_000_000;
+  const cache = createLlmCache({ storage: new MemoryStorage(), connect: () => assert.fail("browser_storage never starts the host") });
+  const tools = browserxTools(cache, { browserStorage: { areas, now: () => now } });
+  const registry = new BrowserxStyleRegistry();
+  await registry.register(tools.browserStorage.definition, tools.browserStorage.handler);
+  const call = async (parameters: Record<string, any>) => {
+    const response = await registry.execute({ toolName: "browser_storage", parameters, sessionId: "conv_x", turnId: "turn_1" });
+    return llmOutput(response).replace(/"duration":\d+/, '"duration":0');
+  };
+  return { areas, call, setNow: (ms: number) => (now = ms) };
+}
+
+describe("the browser_storage definition", () => {
+  it("is the old one: name, description, every parameter, required, strict false", () => {
+    // browserx's JsonSchema type needs `properties` on an object; `{}` means what the old bare object meant.
+    const expected = structuredClone(OLD_DEFINITION);
+    (expected.function.parameters.properties.data as Record<string, unknown>).properties = {};
+    assert.deepEqual(JSON.parse(JSON.stringify(browserStorageDefinition())), JSON.parse(JSON.stringify(expected)));
+  });
+});
+
+describe("every request shape the old tool accepted gets its old answer", () => {
+  it("get, set, remove on each area, with key, keys and data", async () => {
+    const { areas, call } = await setUp();
+    const replay: Array<[Record<string, any>, string]> = [
+      [{ action: "set", storageType: "local", key: "greeting", value: "hello" }, ok({ success: true })],
+      [{ action: "get", storageType: "local", key: "greeting" }, ok({ value: "hello" })],
+      [{ action: "get", storageType: "local", key: "missing" }, ok({})],
+      [{ action: "set", storageType: "session", key: "greeting", value: "from session" }, ok({ success: true })],
+      [{ action: "get", storageType: "session", key: "greeting" }, ok({ value: "from session" })],
+      [{ action: "set", storageType: "sync", key: "theme", value: "dark" }, ok({ success: true })],
+      [{ action: "get", storageType: "sync", keys: ["theme", "greeting"] }, ok({ values: { theme: "dark" } })],
+      [{ action: "set", storageType: "local", data: { a: 1, b: { deep: true }, c: null } }, ok({ success: true })],
+      [{ action: "get", storageType: "local", keys: ["a", "b", "nope"] }, ok({ values: { a: 1, b: { deep: true } } })],
+      [{ action: "get", storageType: "local", keys: [] }, ok({ values: {} })],
+      [{ action: "set", storageType: "local", key: "k", value: "v", data: { ignored: 1 } }, ok({ success: true })],
+      [{ action: "get", storageType: "local" }, ok({ values: { greeting: "hello", a: 1, b: { deep: true }, c: null, k: "v" } })],
+      [{ action: "remove", storageType: "local", key: "k" }, ok({ success: true })],
+      [{ action: "remove", storageType: "local", keys: ["a", "c", "never-set"] }, ok({ success: true })],
+      [{ action: "keys", storageType: "local" }, ok({ keys: ["greeting", "b"] })],
+      [{ action: "set", storageType: "local", key: "k" }, failed("Error: Failed to set storage value: Error: Either key+value or data object is required for set action")],
+      [{ action: "set", storageType: "local", key: "", value: "v" }, failed("Error: Failed to set storage value: Error: Either key+value or data object is required for set action")],
+      [{ action: "remove", storageType: "local" }, failed("Error: Failed to remove storage value: Error: Either key or keys is required for remove action")],
+    ];
+    for (const [request, answer] of replay) assert.equal(await call(request), answer, JSON.stringify(request));
+    // Each area holds what was written to it, and only that.
+    assert.deepEqual(await areas.session.get(null), { greeting: "from session" });
+    assert.deepEqual(await areas.sync.get(null), { theme: "dark" });
+  });
+
+  it("namespaces prefix keys and wrap values; ttl hides values once expired, but keys and migrate still see them", async () => {
+    const { areas, call, setNow } = await setUp();
+    const replay: Array<[Record<string, any>, string]> = [
+      [{ action: "set", storageType: "local", key: "k1", value: "v1", options: { namespace: "ns" } }, ok({ success: true })],
+      [{ action: "set", storageType: "local", data: { d1: "x", d2: { deep: true } }, options: { namespace: "ns" } }, ok({ success: true })],
+      [{ action: "set", storageType: "local", key: "plain", value: "p" }, ok({ success: true })],
+      [{ action: "get", storageType: "local", key: "k1", options: { namespace: "ns" } }, ok({ value: "v1" })],
+      [{ action: "get", storageType: "local", options: { namespace: "ns" } }, ok({ values: { k1: "v1", d1: "x", d2: { deep: true } } })],
+      [{ action: "get", storageType: "local", key: "ns:k1" }, ok({ value: "v1" })],
+      [{ action: "keys", storageType: "local", options: { namespace: "ns" } }, ok({ keys: ["k1", "d1", "d2"] })],
+      [{ action: "set", storageType: "local", key: "t", value: "soon gone", options: { ttl: 1000 } }, ok({ success: true })],
+      [{ action: "set", storageType: "local", key: "zero", value: "kept raw", options: { ttl: 0 } }, ok({ success: true })],
+    ];
+    for (const [request, answer] of replay) assert.equal(await call(request), answer, JSON.stringify(request));
+    assert.deepEqual(await areas.local.get(["ns:k1", "t", "zero"]), {
+      "ns:k1": { value: "v1", timestamp: 1_000_000, namespace: "ns" },
+      t: { value: "soon gone", timestamp: 1_000_000, ttl: 1000 },
+      zero: "kept raw",
+    });
+
+    setNow(1_001_000); // exactly timestamp + ttl: still there
+    assert.equal(await call({ action: "get", storageType: "local", key: "t" }), ok({ value: "soon gone" }));
+    setNow(1_001_001);
+    assert.equal(await call({ action: "get", storageType: "local", key: "t" }), ok({}));
+    assert.equal(await call({ action: "get", storageType: "local", keys: ["t", "plain"] }), ok({ values: { plain: "p" } }));
+    assert.equal(await call({ action: "keys", storageType: "local" }), ok({ keys: ["ns:k1", "ns:d1", "ns:d2", "plain", "t", "zero"] }));
+
+    assert.equal(await call({ action: "clear", storageType: "local", options: { namespace: "ns" } }), ok({ success: true }));
+    assert.equal(await call({ action: "keys", storageType: "local" }), ok({ keys: ["plain", "t", "zero"] }));
+  });
+
+  it("getBytesInUse reports the old tool's quota for each area", async () => {
+    const { areas, call } = await setUp();
+    await call({ action: "set", storageType: "local", data: { a: "12345", b: [1, 2] } });
+    const used = await areas.local.getBytesInUse(null);
+    const usedA = await areas.local.getBytesInUse("a");
+    const quota = (bytes: number, total: number) => ({ bytesInUse: bytes, quota: { available: total - bytes, used: bytes, total, percentage: (bytes / total) * 100 } });
+    assert.equal(await call({ action: "getBytesInUse", storageType: "local" }), ok(quota(used, 5_242_880)));
+    assert.equal(await call({ action: "getBytesInUse", storageType: "local", key: "a" }), ok(quota(usedA, 5_242_880)));
+    assert.equal(await call({ action: "getBytesInUse", storageType: "local", keys: ["a", "b"] }), ok(quota(used, 5_242_880)));
+    assert.equal(await call({ action: "getBytesInUse", storageType: "session" }), ok(quota(0, 10_485_760)));
+    assert.equal(await call({ action: "getBytesInUse", storageType: "sync" }), ok(quota(0, 102_400)));
+    assert.equal(await call({ action: "getBytesInUse", storageType: "managed" }), ok(quota(0, 5_242_880)));
+  });
+
+  it("clear, migrate and sync", async () => {
+    const { areas, call } = await setUp();
+    await call({ action: "set", storageType: "local", data: { a: 1, b: 2 } });
+    await call({ action: "set", storageType: "local", key: "c", value: "3", options: { namespace: "ns" } });
+    const replay: Array<[Record<string, any>, string]> = [
+      [{ action: "migrate", storageType: "local", data: { fromType: "local", toType: "sync" }, keys: ["a", "c"] }, ok({ migrated: 2, success: true })],
+      [{ action: "migrate", storageType: "local", data: { fromType: "local", toType: "session", removeFromSource: true } }, ok({ migrated: 3, success: true })],
+      [{ action: "keys", storageType: "local" }, ok({ keys: [] })],
+      [{ action: "get", storageType: "sync" }, ok({ values: { a: 1, "ns:c": "3" } })],
+      [{ action: "migrate", storageType: "local", data: { fromType: "local" } }, failed("Error: Migration requires fromType and toType in data object")],
+      [{ action: "migrate", storageType: "local", data: { fromType: "local", toType: "cloud" } }, failed("Error: Failed to migrate data: Error: Unsupported storage type: cloud")],
+      [{ action: "migrate", storageType: "local", data: { fromType: "session", toType: "managed" } }, failed("Error: Failed to migrate data: Error: This is a read-only store.")],
+      [{ action: "sync", storageType: "sync" }, ok({ success: true, synced: 1 })],
+      [{ action: "sync", storageType: "local" }, failed("Error: Sync action is only available for sync storage type")],
+      [{ action: "clear", storageType: "session" }, ok({ success: true })],
+      [{ action: "keys", storageType: "session" }, ok({ keys: [] })],
+    ];
+    for (const [request, answer] of replay) assert.equal(await call(request), answer, JSON.stringify(request));
+    assert.equal(areas.sync.items.size, 2);
+  });
+
+  it("managed is read-only; unknown actions and areas fail as before", async () => {
+    const { call } = await setUp();
+    const replay: Array<[Record<string, any>, string]> = [
+      [{ action: "set", storageType: "managed", key: "k", value: "v" }, failed("Error: Failed to set storage value: Error: This is a read-only store.")],
+      [{ action: "remove", storageType: "managed", key: "k" }, failed("Error: Failed to remove storage value: Error: This is a read-only store.")],
+      [{ action: "clear", storageType: "managed" }, failed("Error: Failed to clear storage: Error: This is a read-only store.")],
+      [{ action: "clear", storageType: "managed", options: { namespace: "ns" } }, ok({ success: true })],
+      [{ action: "get", storageType: "managed", key: "policy" }, ok({})],
+      [{ action: "keys", storageType: "managed" }, ok({ keys: [] })],
+      [{ action: "bogus", storageType: "local" }, failed("Error: Unsupported storage action: bogus")],
+      [{ action: "get", storageType: "cloud", key: "k" }, failed("Error: Unsupported storage type: cloud")],
+    ];
+    for (const [request, answer] of replay) assert.equal(await call(request), answer, JSON.stringify(request));
+  });
+
+  it("what browserx's registry refused is still refused, before the tool runs", async () => {
+    const { call, areas } = await setUp();
+    for (const request of [
+      { action: "set", storageType: "local", key: "n", value: 42 },
+      { action: "set", storageType: "local", key: "o", value: { a: 1 } },
+      { action: "get", storageType: "local", keys: "a" },
+      { action: "get", storageType: "local", key: null },
+      { action: "set", storageType: "local", data: [1, 2] },
+      { action: "get", storageType: "local", options: { ttl: "soon" } },
+      { action: "get" },
+      { action: "get", storageType: "local", sessionId: "conv_x" },
+    ]) {
+      assert.equal(await call(request), INVALID, JSON.stringify(request));
+    }
+    assert.equal(areas.local.items.size, 0);
+    // Unknown keys inside options were always ignored.
+    assert.equal(await call({ action: "keys", storageType: "local", options: { bogus: 1, retryCount: 3, compress: true } }), ok({ keys: [] }));
+  });
+
+  it("a chrome.storage call that never answers times out after options.timeout", async () => {
+    const never = new Promise<never>(() => {});
+    const stuck = { get: () => never, set: () => never, remove: () => never, clear: () => never, getBytesInUse: () => never };
+    const cache = createLlmCache({ storage: new MemoryStorage(), connect: () => assert.fail("no host") });
+    const tools = browserxTools(cache, { browserStorage: { areas: { local: stuck, session: stuck, sync: stuck, managed: stuck } } });
+    const result = await tools.browserStorage.handler({ action: "get", storageType: "local", key: "k", options: { timeout: 5 } }, {
+      sessionId: "conv_x",
+      turnId: "turn_1",
+      toolName: "browser_storage",
+    });
+    assert.equal(result.error, "Error: Failed to get storage value: Error: Operation timed out after 5ms");
+    assert.equal(result.success, false);
+  });
+});
