@@ -5,12 +5,16 @@
 //   await llmCache.tool.execute({ action: "list" }, { sessionId: "conv_demo" })
 //   await llmCache.endSession("conv_demo")
 //   await llmCache.demo()   // a short scenario, returning what the LLM would have seen
+//   await llmCache.browserx.llmCache.handler({ action: "stats" }, { sessionId: "conv_demo", turnId: "turn_1", toolName: "llm_cache" })
+//   await llmCache.browserx.browserStorage.handler({ action: "keys", storageType: "local" }, ...)   // the old tool
 //
 // `tool` returns at most 256 KB of data per read (bigger values are described instead, as an LLM needs);
 // `client.read` returns any item whole, reassembled from the host's 1 MiB chunks.
-import { createLlmCache, DEMO_EXTENSION_ID, NATIVE_HOST_NAME, CACHE_SYSTEM_PROMPT } from "./lib/index.js";
+import { browserxTools, createLlmCache, DEMO_EXTENSION_ID, NATIVE_HOST_NAME, CACHE_SYSTEM_PROMPT } from "./lib/index.js";
 
 const cache = createLlmCache();
+// Both tools as browserx registers them: { llmCache, browserStorage }, each { definition, handler }.
+const browserx = browserxTools(cache);
 
 /** Caches three summaries, lists them, reads one field back, and ends the session. */
 async function demo(sessionId = "conv_demo") {
@@ -34,6 +38,7 @@ async function demo(sessionId = "conv_demo") {
 
 globalThis.llmCache = {
   ...cache,
+  browserx,
   demo,
   createLlmCache,
   hostName: NATIVE_HOST_NAME,

@@ -140,6 +140,17 @@ describe("a remembered cleanup never removes newer data", () => {
   });
 });
 
+/** A connector to hosts on a fresh data directory, closed and removed after the test. */
+function hostIn(t: TestContext): HostConnector {
+  const dir = tempDir();
+  const connect = hostConnector({ dataDir: dir.path });
+  t.after(async () => {
+    await connect.closeAll();
+    dir.remove();
+  });
+  return connect;
+}
+
 /** The demo's steps (demo/background.js): three writes, a list, the end of the session. */
 async function demoRun(cache: LlmCache) {
   const context = { sessionId: "conv_demo" };
@@ -167,12 +178,7 @@ class AgentSession {
 
 describe("attachToSession", () => {
   it("ends the old conversation's cache on reset and the current one's on close, and can be detached", async (t) => {
-    const dir = tempDir();
-    const connect = hostConnector({ dataDir: dir.path });
-    t.after(async () => {
-      await connect.closeAll();
-      dir.remove();
-    });
+    const connect = hostIn(t);
     const cache = createLlmCache({ storage: new MemoryStorage(), connect });
     const session = new AgentSession();
     const ended: Array<[string, EndSessionOutcome]> = [];
@@ -211,12 +217,7 @@ describe("attachToSession", () => {
 describe("an idle port", () => {
   it("closes after the quiet time, lets its host exit, and the next call connects again", async (t) => {
     t.mock.timers.enable({ apis: ["setTimeout"] });
-    const dir = tempDir();
-    const connect = hostConnector({ dataDir: dir.path });
-    t.after(async () => {
-      await connect.closeAll();
-      dir.remove();
-    });
+    const connect = hostIn(t);
     const client = new NativeCacheClient({ connect, idleCloseMs: 30_000 });
     await client.stats(SESSION);
     const port = connect.ports[0] as ChromeNativePort;
@@ -238,12 +239,7 @@ describe("an idle port", () => {
 
   it("stays open while a request is waiting, and with idleCloseMs 0 never closes", async (t) => {
     t.mock.timers.enable({ apis: ["setTimeout"] });
-    const dir = tempDir();
-    const connect = hostConnector({ dataDir: dir.path });
-    t.after(async () => {
-      await connect.closeAll();
-      dir.remove();
-    });
+    const connect = hostIn(t);
     const keepOpen = new NativeCacheClient({ connect, idleCloseMs: 0 });
     await keepOpen.stats(SESSION);
     t.mock.timers.tick(24 * 3600 * 1000);

@@ -1,0 +1,90 @@
+// The browserx adapter in a real Chromium: the demo extension's worker holds browserxTools(cache)
+// (llmCache.browserx), and each handler is called as browserx's registry calls it. llm_cache goes through the
+// real connectNative to the installed host; browser_storage goes to the real chrome.storage areas, so the
+// old tool's answers are checked against Chrome's own storage (the shim's replay test uses an in-memory one).
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { launchWithExtension } from "../lib/browser.mjs";
+import { DEMO_GLOBAL, checkDemoExtension } from "../lib/demo-agent.mjs";
+import { DEMO_EXTENSION_DIR, demoScenarioSkipReason, requireHostAndChromium } from "../lib/env.mjs";
+import { createSandbox, installHost } from "../lib/sandbox.mjs";
+
+const SKIP = demoScenarioSkipReason() ?? false;
+
+/** Calls one handler in the worker as browserx's registry does: { resolved, value } or { resolved: false, error }. */
+async function callHandler(browser, tool, parameters) {
+  return browser.run(
+    async ({ tool, parameters }) => {
+      const context = { sessionId: "conv_e2e-browserx", turnId: `turn_${Date.now()}`, toolName: tool, metadata: undefined };
+      const pair = tool === "llm_cache" ? globalThis.llmCache.browserx.llmCache : globalThis.llmCache.browserx.browserStorage;
+      try {
+        return { resolved: true, value: await pair.handler(parameters, context) };
+      } catch (e) {
+        return { resolved: false, error: `${e?.name}: ${e?.message}` };
+      }
+    },
+    { tool, parameters },
+    { what: `${tool} ${parameters.action}` },
+  );
+}
+
+describe("browserx's tools in Chromium", { skip: SKIP, timeout: 120_000 }, () => {
+  const s = {};
+  before(async () => {
+    requireHostAndChromium();
+    checkDemoExtension();
+    s.sandbox = createSandbox("browserx");
+    installHost(s.sandbox);
+    s.browser = await launchWithExtension(s.sandbox, DEMO_EXTENSION_DIR, { globalName: DEMO_GLOBAL });
+  });
+  after(async () => {
+    await s.browser?.close();
+    await s.sandbox?.cleanup();
+  });
+
+  it("llm_cache resolves with the compact text, and rejects a failure with the next step in its message", async () => {
+    const written = await callHandler(s.browser, "llm_cache", {
+      action: "write",
+      data: '{"from":"ana@example.com","subject":"Q3 budget"}',
+      description: "Summary of email 1/1",
+    });
+    assert.equal(written.resolved, true, written.error);
+    const key = /^cached ([a-z0-9]{8}_[a-z0-9]{8}) \|/.exec(written.value)?.[1];
+    assert.ok(key, written.value);
+    const read = await callHandler(s.browser, "llm_cache", { action: "read", storageKey: key, pointer: "/subject" });
+    assert.match(read.value, /\ndata at \/subject: "Q3 budget"$/);
+    const missing = await callHandler(s.browser, "llm_cache", { action: "read", storageKey: "aaaaaaaa_bbbbbbbb" });
+    assert.equal(missing.resolved, false);
+    assert.match(missing.error, /^Error: llm_cache read failed: ItemNotFoundError: .* Next: list the session's items/);
+  });
+
+  it("browser_storage answers as the old tool did, on Chrome's own storage areas", async () => {
+    const replay = [
+      [{ action: "set", storageType: "local", key: "greeting", value: "hello" }, { success: true, data: { success: true } }],
+      [{ action: "get", storageType: "local", key: "greeting" }, { success: true, data: { value: "hello" } }],
+      [{ action: "set", storageType: "session", key: "greeting", value: "from session" }, { success: true, data: { success: true } }],
+      [{ action: "get", storageType: "session", key: "greeting" }, { success: true, data: { value: "from session" } }],
+      [{ action: "set", storageType: "sync", data: { theme: "dark" }, options: { namespace: "ui" } }, { success: true, data: { success: true } }],
+      [{ action: "get", storageType: "sync", options: { namespace: "ui" } }, { success: true, data: { values: { theme: "dark" } } }],
+      [{ action: "keys", storageType: "sync" }, { success: true, data: { keys: ["ui:theme"] } }],
+      [{ action: "remove", storageType: "session", keys: ["greeting"] }, { success: true, data: { success: true } }],
+      [{ action: "get", storageType: "session", key: "greeting" }, { success: true, data: {} }],
+      [
+        { action: "set", storageType: "managed", key: "k", value: "v" },
+        { success: false, error: "Error: Failed to set storage value: Error: This is a read-only store." },
+      ],
+      [{ action: "sync", storageType: "sync" }, { success: true, data: { success: true, synced: 1 } }],
+    ];
+    for (const [request, expected] of replay) {
+      const outcome = await callHandler(s.browser, "browser_storage", request);
+      assert.equal(outcome.resolved, true, outcome.error);
+      // What the LLM reads is the JSON of the answer, so a `value: undefined` is compared as browserx sends it.
+      const { metadata, ...answer } = JSON.parse(JSON.stringify(outcome.value));
+      assert.deepEqual(answer, expected, JSON.stringify(request));
+      assert.equal(metadata.toolName, "browser_storage");
+    }
+    const bytes = await callHandler(s.browser, "browser_storage", { action: "getBytesInUse", storageType: "sync" });
+    assert.equal(bytes.value.data.quota.total, 102_400);
+    assert.ok(bytes.value.data.bytesInUse > 0, JSON.stringify(bytes.value));
+  });
+});
