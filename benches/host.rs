@@ -37,6 +37,9 @@ const END_SESSION_ROUNDS: usize = 5;
 /// The fresh process measured for peak RSS reads this many distinct 5 MB items, this many times each.
 const RSS_ITEMS: usize = 5;
 const RSS_PASSES: usize = 4;
+/// Items of 5 MB in the session `search` looks through (45 MB of data), and rounds measured.
+const SEARCH_ITEMS: usize = 9;
+const SEARCH_ROUNDS: usize = 10;
 /// Keep a session this far under its 50 MiB quota when spreading big writes over sessions.
 const SESSION_BUDGET: usize = 45_000_000;
 
@@ -84,6 +87,23 @@ fn main() {
         &format!("{:.0} writes/s", PIPELINED_WRITES as f64 / total.as_secs_f64()),
         &format!("{} per write; sent by a separate thread while replies are read", ms(per_op)),
     );
+
+    let (search, no_match, scan) = search_full_session(&mut host);
+    table.latency(
+        &format!("search a {SEARCH_ITEMS} × 5 MB session, one match"),
+        &search,
+        &format!(
+            "{SEARCH_ROUNDS} rounds; floor: one memchr pass over the same bytes in-process, {}",
+            ms(median(&scan))
+        ),
+    );
+    table.latency(
+        "search the same session, no match",
+        &no_match,
+        &format!("ratio to that floor: {:.1}×", median(&no_match).as_secs_f64() / median(&scan).as_secs_f64()),
+    );
+    let times = list_query(&mut host);
+    table.latency(&format!("list {LIST_ITEMS} items with a query"), &times, "descriptions and customMetadata only");
 
     let times = end_session(&mut host);
     table.latency(
@@ -200,6 +220,56 @@ fn list_latency(host: &mut Host) -> Vec<Duration> {
                 host.round_trip(|id| format!(r#"{{"id":{id},"op":"list","sessionId":"{session}","limit":50}}"#));
             let result = assert_ok(&reply);
             assert_eq!(result["items"].as_array().map(Vec::len), Some(LIST_ITEMS));
+            elapsed
+        })
+        .collect()
+}
+
+/// Fills a session with `SEARCH_ITEMS` items of 5 MB and times `search` for a word in one record of one
+/// item, and for a word in none; the floor is one memchr pass over the same bytes in this process.
+fn search_full_session(host: &mut Host) -> (Vec<Duration>, Vec<Duration>, Vec<Duration>) {
+    let session = "conv_search";
+    let mut all = Vec::new();
+    for i in 0..SEARCH_ITEMS {
+        let data = json_data(5_000_000, 100 + i);
+        let reply = host.round_trip(|id| write_request(id, session, "tsearch0", &format!("n{i:07}"), &data)).1;
+        assert_ok(&reply);
+        all.push(data);
+    }
+    let query =
+        |id: u64, words: &str| format!(r#"{{"id":{id},"op":"search","sessionId":"{session}","query":"{words}"}}"#);
+    let timed = |host: &mut Host, words: &str, expected: usize| -> Vec<Duration> {
+        (0..SEARCH_ROUNDS)
+            .map(|_| {
+                let (elapsed, reply) = host.round_trip(|id| query(id, words));
+                let matches = assert_ok(&reply)["matches"].as_array().map_or(0, Vec::len);
+                assert_eq!(matches, expected, "{words}");
+                elapsed
+            })
+            .collect()
+    };
+    let one = timed(host, "résumé 104-1234.", 1);
+    let none = timed(host, "zebra", 0);
+    let scan = (0..SEARCH_ROUNDS)
+        .map(|_| {
+            let start = Instant::now();
+            let hits: usize = all.iter().map(|d| memchr::memchr_iter(b'Z', d.as_bytes()).count()).sum();
+            let elapsed = start.elapsed();
+            assert_eq!(hits, 0);
+            elapsed
+        })
+        .collect();
+    (one, none, scan)
+}
+
+/// `list` with a query over the `list_latency` session.
+fn list_query(host: &mut Host) -> Vec<Duration> {
+    (0..LIST_ROUNDS)
+        .map(|_| {
+            let (elapsed, reply) = host.round_trip(|id| {
+                format!(r#"{{"id":{id},"op":"list","sessionId":"conv_list","query":"bench n0000007"}}"#)
+            });
+            assert_eq!(assert_ok(&reply)["itemCount"].as_u64(), Some(1));
             elapsed
         })
         .collect()

@@ -8,7 +8,8 @@
 //! - [`frame`]: the wire codec: length-prefixed frames in, chunked replies out.
 //! - [`message`]: the request fields as they arrive and the reply envelope.
 //! - [`cmd`]: one file per operation (`hello`, `write`, `read`, `list`, `update`, `delete`,
-//!   `endSession`, `stats`); each parses its fields and returns a value.
+//!   `endSession`, `stats`, `append`, `search`); each parses its fields and returns a value.
+//! - [`json`]: JSON on bytes: value boundaries, slices, shapes and search, as pure functions.
 //! - [`store`]: the LMDB environment, its databases and transactions.
 //! - [`cleanup`]: session-end, orphan and crash-recovery cleanup.
 //! - [`host`]: the request loop over any reader and writer, and the hourly maintenance.
@@ -28,6 +29,7 @@ pub mod error;
 pub mod frame;
 pub mod host;
 pub mod install;
+pub mod json;
 pub mod launch;
 pub mod limits;
 pub mod logging;

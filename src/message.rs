@@ -46,10 +46,16 @@ pub struct Fields<'a> {
     /// `read`'s RFC 6901 pointer into the data.
     #[serde(borrow)]
     pub pointer: Option<&'a RawValue>,
-    /// `list`'s page size.
+    /// `list`'s and `search`'s page size; the length of `read`'s slice.
     #[serde(borrow)]
     pub limit: Option<&'a RawValue>,
-    /// `list`'s continuation from an earlier page.
+    /// Where `read`'s slice starts.
+    #[serde(borrow)]
+    pub offset: Option<&'a RawValue>,
+    /// The words `list` and `search` look for.
+    #[serde(borrow)]
+    pub query: Option<&'a RawValue>,
+    /// `list`'s and `search`'s continuation from an earlier page.
     #[serde(borrow)]
     pub cursor: Option<&'a RawValue>,
 }

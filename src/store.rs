@@ -56,6 +56,10 @@ pub struct ItemMeta {
     /// The client's own annotations, as the JSON text it sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub custom_metadata: Option<Box<RawValue>>,
+    /// How the data is built (`json::shape`), computed when it was written; empty in records
+    /// written before shapes existed.
+    #[serde(default)]
+    pub shape: String,
 }
 
 /// A session's running totals, kept equal to the sum over its items in every transaction.

@@ -199,5 +199,8 @@ transcripts!(
     framing,
     chunked_reply,
     isolation,
-    unavailable
+    unavailable,
+    slices,
+    append,
+    search
 );

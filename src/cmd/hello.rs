@@ -17,6 +17,8 @@ pub struct HelloResult {
     protocol_version: u32,
     /// This binary's version, for bug reports.
     host_version: &'static str,
+    /// The ops this host serves, so that clients can tell which features they may use.
+    ops: &'static [&'static str],
     /// The limits the host enforces.
     limits: Limits,
 }
@@ -37,6 +39,7 @@ pub fn hello() -> HelloResult {
     HelloResult {
         protocol_version: PROTOCOL_VERSION,
         host_version: env!("CARGO_PKG_VERSION"),
+        ops: &super::OPS,
         limits: Limits {
             max_item_bytes: MAX_ITEM_BYTES,
             session_quota_bytes: SESSION_QUOTA_BYTES,

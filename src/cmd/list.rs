@@ -1,9 +1,11 @@
-//! `list`: a session's items' metadata, newest first, a page at a time; never their data.
+//! `list`: a session's items' metadata, newest first, a page at a time; never their data. With a
+//! `query`, only the items whose description or customMetadata string values hold every word.
 
 use serde::Serialize;
 
 use super::{CacheMetadata, Context, last_access, session_id};
 use crate::error::CacheError;
+use crate::json::search::Query;
 use crate::limits::{DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT};
 use crate::message::{Fields, optional_count, optional_string};
 use crate::rules::{check_short_id, parse_storage_key};
@@ -12,6 +14,8 @@ use crate::rules::{check_short_id, parse_storage_key};
 pub struct List {
     session_id: String,
     task_id: Option<String>,
+    /// Only items whose description or customMetadata strings hold every word.
+    query: Option<Query>,
     limit: usize,
     /// Where the previous page ended: its last item's timestamp and key.
     after: Option<(u64, String)>,
@@ -49,7 +53,14 @@ impl List {
         };
         let after =
             optional_string(fields.cursor, "cursor")?.map(|cursor| decode_cursor(&cursor, &session_id)).transpose()?;
-        Ok(List { session_id, task_id, limit, after })
+        let query = match optional_string(fields.query, "query")? {
+            None => None,
+            Some(text) => Some(
+                Query::parse(&text)
+                    .ok_or_else(|| CacheError::invalid_field("query", "one or more words to look for", "no words"))?,
+            ),
+        };
+        Ok(List { session_id, task_id, query, limit, after })
     }
 
     /// Reads one page and the totals in one read transaction, then refreshes the last access.
@@ -57,14 +68,17 @@ impl List {
         let origin = ctx.origin.as_str();
         let (result, last_accessed) = ctx.store()?.read(|txn, dbs| {
             let record = dbs.session(txn, origin, &self.session_id)?;
-            let (item_count, total_size) = match &self.task_id {
-                None => record.map_or((0, 0), |r| (r.item_count, r.total_size)),
-                Some(task_id) => {
-                    dbs.items(txn, origin, &self.session_id, Some(task_id))?.try_fold((0, 0), |(n, size), entry| {
+            let (item_count, total_size) = match (&self.task_id, &self.query) {
+                (None, None) => record.map_or((0, 0), |r| (r.item_count, r.total_size)),
+                (task_id, _) => dbs.items(txn, origin, &self.session_id, task_id.as_deref())?.try_fold(
+                    (0, 0),
+                    |(n, size), entry| {
                         let (_, meta) = entry?;
-                        Ok::<_, crate::store::StoreError>((n + 1, size + meta.map_or(0, |m| m.data_size)))
-                    })?
-                }
+                        let counts = meta.as_ref().is_ok_and(|m| self.wanted(m));
+                        let size = size + if counts { meta.map_or(0, |m| m.data_size) } else { 0 };
+                        Ok::<_, crate::store::StoreError>((n + u64::from(counts), size))
+                    },
+                )?,
             };
 
             let after = self.after.as_ref().map(|(ts, key)| (*ts, key.as_str()));
@@ -76,14 +90,21 @@ impl List {
                 if !self.task_id.as_ref().is_none_or(in_task) {
                     continue;
                 }
+                let meta = dbs.meta(txn, origin, storage_key);
+                if let Ok(Some(meta)) = &meta
+                    && !self.wanted(meta)
+                {
+                    continue;
+                }
                 if items.len() == self.limit {
                     next_cursor =
                         items.last().map(|last: &CacheMetadata| encode_cursor(last.timestamp, &last.storage_key));
                     break;
                 }
-                items.push(match dbs.meta(txn, origin, storage_key) {
+                items.push(match meta {
                     Ok(Some(meta)) => CacheMetadata::new(storage_key, &meta),
                     Ok(None) => continue,
+                    Err(_) if self.query.is_some() => continue,
                     Err(_) => corrupted_entry(storage_key, timestamp),
                 });
             }
@@ -91,6 +112,33 @@ impl List {
         })?;
         ctx.touch(&self.session_id, last_accessed)?;
         Ok(result)
+    }
+}
+
+impl List {
+    /// Whether an item passes the query: every word in its description or customMetadata strings.
+    fn wanted(&self, meta: &crate::store::ItemMeta) -> bool {
+        let Some(query) = &self.query else { return true };
+        let mut text = meta.description.clone();
+        if let Some(custom) = &meta.custom_metadata
+            && let Ok(value) = serde_json::from_str::<serde_json::Value>(custom.get())
+        {
+            strings_of(&value, &mut text);
+        }
+        query.matches(&text)
+    }
+}
+
+/// Appends every string value in `value` to `out`, each after a line break.
+fn strings_of(value: &serde_json::Value, out: &mut String) {
+    match value {
+        serde_json::Value::String(s) => {
+            out.push('\n');
+            out.push_str(s);
+        }
+        serde_json::Value::Array(values) => values.iter().for_each(|v| strings_of(v, out)),
+        serde_json::Value::Object(members) => members.values().for_each(|v| strings_of(v, out)),
+        _ => {}
     }
 }
 
@@ -102,6 +150,7 @@ fn corrupted_entry(storage_key: &str, timestamp: u64) -> CacheMetadata {
         data_size: 0,
         seq: 0,
         custom_metadata: None,
+        shape: String::new(),
     };
     CacheMetadata::new(storage_key, &placeholder)
 }

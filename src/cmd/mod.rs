@@ -4,11 +4,13 @@
 //! before the store is touched) and then applied to a [`Context`], returning a value. Commands never
 //! see the wire: the request loop serialises what they return.
 
+mod append;
 mod delete;
 mod end_session;
 mod hello;
 mod list;
 mod read;
+mod search;
 mod stats;
 mod update;
 mod write;
@@ -86,10 +88,15 @@ pub enum Command {
     EndSession(end_session::EndSession),
     /// `stats`: a session's totals and quota.
     Stats(stats::Stats),
+    /// `append`: add elements to an array, or text to a string, inside an item.
+    Append(append::Append),
+    /// `search`: string values in a session's data that contain every word of a query.
+    Search(search::Search),
 }
 
 /// Every op's name, as clients send it.
-pub const OPS: [&str; 8] = ["hello", "write", "read", "list", "update", "delete", "endSession", "stats"];
+pub const OPS: [&str; 10] =
+    ["hello", "write", "read", "list", "update", "delete", "endSession", "stats", "append", "search"];
 
 /// What a successful command returns; serialised as the reply's `result`.
 #[derive(Debug, Serialize)]
@@ -109,6 +116,8 @@ pub enum Success {
     Ended(end_session::EndResult),
     /// `stats`' answer.
     Stats(stats::StatsResult),
+    /// `search`'s answer.
+    Search(search::SearchResult),
 }
 
 impl Command {
@@ -127,6 +136,8 @@ impl Command {
             "delete" => Command::Delete(delete::Delete::parse(fields)?),
             "endSession" => Command::EndSession(end_session::EndSession::parse(fields)?),
             "stats" => Command::Stats(stats::Stats::parse(fields)?),
+            "append" => Command::Append(append::Append::parse(fields)?),
+            "search" => Command::Search(search::Search::parse(fields)?),
             _ => {
                 return Err(CacheError::new(
                     ErrorCode::InvalidRequestError,
@@ -153,6 +164,8 @@ impl Command {
             Command::Delete(cmd) => cmd.apply(ctx).map(Success::Deleted),
             Command::EndSession(cmd) => cmd.apply(ctx).map(Success::Ended),
             Command::Stats(cmd) => cmd.apply(ctx).map(Success::Stats),
+            Command::Append(cmd) => cmd.apply(ctx).map(Success::Metadata),
+            Command::Search(cmd) => cmd.apply(ctx).map(Success::Search),
         }
     }
 }
@@ -169,6 +182,8 @@ pub struct CacheMetadata {
     pub timestamp: u64,
     /// Bytes of the data's compact JSON text.
     pub data_size: u64,
+    /// How the data is built, e.g. `array[50] of {from,subject,summary}`; at most 120 characters.
+    pub shape: String,
     /// The owning session.
     pub session_id: String,
     /// The item's task.
@@ -191,6 +206,7 @@ impl CacheMetadata {
             description: meta.description.clone(),
             timestamp: meta.timestamp,
             data_size: meta.data_size,
+            shape: meta.shape.clone(),
             session_id: parts.session_id.to_owned(),
             task_id: parts.task_id.to_owned(),
             turn_id: parts.turn_id.to_owned(),
@@ -213,6 +229,22 @@ fn storage_key_in(fields: &Fields<'_>, session_id: &str) -> Result<String, Cache
         return Err(CacheError::item_not_found(&storage_key));
     }
     Ok(storage_key)
+}
+
+/// Reads the request's `pointer`: an RFC 6901 JSON pointer (empty, or starting with `/`).
+fn pointer(fields: &Fields<'_>) -> Result<Option<String>, CacheError> {
+    let pointer = crate::message::optional_string(fields.pointer, "pointer")?;
+    if let Some(pointer) = &pointer
+        && !pointer.is_empty()
+        && !pointer.starts_with('/')
+    {
+        return Err(CacheError::invalid_field(
+            "pointer",
+            "an RFC 6901 JSON pointer such as /emails/3/subject",
+            "a string not starting with /",
+        ));
+    }
+    Ok(pointer)
 }
 
 /// Reads a description: a non-blank string, cut to 300 characters.

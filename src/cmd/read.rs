@@ -1,11 +1,13 @@
-//! `read`: one item with its data, or with only the part of it a JSON pointer names.
+//! `read`: one item with its data, or with only the part of it a JSON pointer names, or a slice of
+//! that (`offset`, `limit`): elements of an array, members of an object, characters of a string.
 
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::{CacheMetadata, Context, last_access, session_id, storage_key_in};
+use super::{CacheMetadata, Context, last_access, pointer, session_id, storage_key_in};
 use crate::error::{CacheError, ErrorCode};
-use crate::message::{Fields, optional_string};
+use crate::json::slice::{SliceError, Sliced, slice};
+use crate::message::{Fields, optional_count};
 use crate::rules::resolve_pointer;
 
 /// A parsed `read`.
@@ -13,6 +15,8 @@ pub struct Read {
     session_id: String,
     storage_key: String,
     pointer: Option<String>,
+    /// `offset` and `limit`, when the request asks for a slice.
+    slice: Option<(u64, Option<u64>)>,
 }
 
 /// `read`'s result.
@@ -20,23 +24,35 @@ pub struct Read {
 pub struct ReadResult {
     /// The item.
     item: CachedItem,
+    /// Where the slice lies in the whole, when a slice was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    slice: Option<SliceInfo>,
 }
 
 /// An item with its data.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct CachedItem {
-    storage_key: String,
-    description: String,
-    timestamp: u64,
-    data_size: u64,
-    session_id: String,
-    task_id: String,
-    turn_id: String,
-    /// The data, or the part of it the pointer names.
+    #[serde(flatten)]
+    meta: CacheMetadata,
+    /// The data, or the part of it the pointer names, or a slice of that.
     data: Box<RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     custom_metadata: Option<Box<RawValue>>,
+}
+
+/// `slice` in `read`'s result.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SliceInfo {
+    /// The first element, member or character returned.
+    offset: u64,
+    /// How many were returned.
+    count: u64,
+    /// How many the value holds.
+    total: u64,
+    /// The `offset` of the next slice; `null` when this one reaches the end.
+    next_offset: Option<u64>,
 }
 
 impl Read {
@@ -44,18 +60,14 @@ impl Read {
     pub fn parse(fields: &Fields<'_>) -> Result<Read, CacheError> {
         let session_id = session_id(fields)?;
         let storage_key = storage_key_in(fields, &session_id)?;
-        let pointer = optional_string(fields.pointer, "pointer")?;
-        if let Some(pointer) = &pointer
-            && !pointer.is_empty()
-            && !pointer.starts_with('/')
-        {
-            return Err(CacheError::invalid_field(
-                "pointer",
-                "an RFC 6901 JSON pointer such as /emails/3/subject",
-                "a string not starting with /",
-            ));
+        let pointer = pointer(fields)?;
+        let offset = optional_count(fields.offset, "offset")?;
+        let limit = optional_count(fields.limit, "limit")?;
+        if limit == Some(0) {
+            return Err(CacheError::invalid_field("limit", "a positive integer", 0));
         }
-        Ok(Read { session_id, storage_key, pointer })
+        let slice = (offset.is_some() || limit.is_some()).then(|| (offset.unwrap_or(0), limit));
+        Ok(Read { session_id, storage_key, pointer, slice })
     }
 
     /// Reads the item, then refreshes the session's last access.
@@ -66,33 +78,63 @@ impl Read {
                 .meta(txn, origin, &self.storage_key)?
                 .ok_or_else(|| CacheError::item_not_found(&self.storage_key))?;
             let text = dbs.data(txn, origin, &self.storage_key)?;
-            let data = match &self.pointer {
+            let corrupted = |e: serde_json::Error| CacheError::corrupted(&self.storage_key, e);
+            let value = match &self.pointer {
                 Some(pointer) => self.part(text, pointer)?,
-                None => {
-                    RawValue::from_string(text.to_owned()).map_err(|e| CacheError::corrupted(&self.storage_key, e))?
+                None => text,
+            };
+            let (data, slice) = match self.slice {
+                None => (RawValue::from_string(value.to_owned()).map_err(corrupted)?, None),
+                Some((offset, limit)) => {
+                    let sliced = self.cut(value, offset, limit)?;
+                    let info = SliceInfo {
+                        offset,
+                        count: sliced.count,
+                        total: sliced.total,
+                        next_offset: sliced.next_offset(),
+                    };
+                    (RawValue::from_string(sliced.text).map_err(corrupted)?, Some(info))
                 }
             };
-            let CacheMetadata { storage_key, description, timestamp, data_size, session_id, task_id, turn_id } =
-                CacheMetadata::new(&self.storage_key, &meta);
             let item = CachedItem {
-                storage_key,
-                description,
-                timestamp,
-                data_size,
-                session_id,
-                task_id,
-                turn_id,
+                meta: CacheMetadata::new(&self.storage_key, &meta),
                 data,
                 custom_metadata: meta.custom_metadata,
             };
+            let item = ReadResult { item, slice };
             Ok((item, last_access(dbs.session(txn, origin, &self.session_id)?)))
         })?;
         ctx.touch(&self.session_id, last_accessed)?;
-        Ok(ReadResult { item })
+        Ok(item)
+    }
+
+    /// The slice `offset..offset + limit` of `value`.
+    fn cut(&self, value: &str, offset: u64, limit: Option<u64>) -> Result<Sliced, CacheError> {
+        slice(value, offset, limit).map_err(|e| match e {
+            SliceError::NotSliceable(kind) => CacheError::new(
+                ErrorCode::InvalidRequestError,
+                format!(
+                    "`offset` and `limit` slice an array, an object or a string; the value at {} is {kind}",
+                    self.at()
+                ),
+                "read it without offset and limit",
+            )
+            .expected("an array, an object or a string")
+            .actual(kind),
+            SliceError::Malformed => CacheError::corrupted(&self.storage_key, "its data is not well-formed JSON"),
+        })
+    }
+
+    /// Where the read points, for messages.
+    fn at(&self) -> String {
+        match self.pointer.as_deref() {
+            None | Some("") => "the top of the item".to_owned(),
+            Some(pointer) => format!("pointer {pointer}"),
+        }
     }
 
     /// The part of `text` at `pointer`, as it was stored.
-    fn part(&self, text: &str, pointer: &str) -> Result<Box<RawValue>, CacheError> {
+    fn part<'t>(&self, text: &'t str, pointer: &str) -> Result<&'t str, CacheError> {
         let corrupted = |e: serde_json::Error| CacheError::corrupted(&self.storage_key, e);
         let whole: &RawValue = serde_json::from_str(text).map_err(corrupted)?;
         let part = resolve_pointer(whole, pointer).map_err(corrupted)?.ok_or_else(|| {
@@ -104,6 +146,6 @@ impl Read {
             .expected("a pointer to an existing part of the item's data")
             .actual(pointer)
         })?;
-        Ok(part.to_owned())
+        Ok(part.get())
     }
 }

@@ -4,6 +4,7 @@ use serde_json::value::RawValue;
 
 use super::{CacheMetadata, Context, check_quota, custom_metadata, data, description, session_id, storage_key_in};
 use crate::error::{CacheError, ErrorCode};
+use crate::json::shape::shape;
 use crate::message::Fields;
 use crate::store::{ItemAt, ItemMeta, SessionRecord};
 
@@ -57,6 +58,7 @@ impl Update {
                 data_size: size,
                 seq: dbs.next_seq(txn)?,
                 custom_metadata: self.custom_metadata.clone().or_else(|| previous.custom_metadata.clone()),
+                shape: self.data.as_deref().map_or_else(|| previous.shape.clone(), shape),
             };
             let at = ItemAt { origin, session_id: &self.session_id, storage_key: &self.storage_key };
             dbs.put_item(txn, at, &meta, self.data.as_deref(), Some(&previous))?;

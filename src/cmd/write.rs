@@ -8,6 +8,7 @@ use serde_json::value::RawValue;
 
 use super::{CacheMetadata, Context, check_quota, custom_metadata, data, description, session_id};
 use crate::error::CacheError;
+use crate::json::shape::shape;
 use crate::message::{Fields, optional_string};
 use crate::rules::{check_short_id, generate_id, storage_key};
 use crate::store::{ItemAt, ItemMeta, SessionRecord, StoreError};
@@ -68,6 +69,7 @@ impl Write {
                 data_size: size,
                 seq: dbs.next_seq(txn)?,
                 custom_metadata: self.custom_metadata.clone(),
+                shape: shape(&self.data),
             };
             dbs.put_item(txn, at, &meta, Some(&self.data), None)?;
             dbs.put_session(txn, origin, &self.session_id, &record)?;

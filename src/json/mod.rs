@@ -1,0 +1,17 @@
+//! JSON on bytes: pure functions over the JSON text the store keeps, so that commands can answer
+//! about a part of a 5 MB item without parsing (or copying) the whole of it.
+//!
+//! # Layout
+//! - [`scan`]: where a value ends; an array's elements and an object's members as byte ranges.
+//! - [`slice`]: elements, members or characters `offset..offset + limit` of a value.
+//! - [`shape`]: a short description of a value's structure, e.g. `array[50] of {from,subject}`.
+//! - [`search`]: the string values that contain every word of a query, with pointers and snippets.
+//!
+//! Every function takes text that is valid JSON (the host checked it on write) and answers `None`
+//! rather than panicking where the text turns out not to be, so a damaged record is reported as
+//! `CorruptedDataError` by the caller.
+
+pub mod scan;
+pub mod search;
+pub mod shape;
+pub mod slice;
