@@ -9,6 +9,7 @@
 //! Every key starts with the calling extension's origin and a NUL byte, so one extension's items are
 //! invisible to another's.
 
+use std::ops::Bound;
 use std::path::Path;
 use std::sync::RwLock;
 
@@ -434,27 +435,33 @@ impl Dbs {
         }))
     }
 
-    /// The storage keys of a session, newest first, starting strictly after `after` (a timestamp and
-    /// key from an earlier page) when given.
+    /// The storage keys of a session, newest first, from `from` (a timestamp and key: `Excluded` to
+    /// start just after an earlier page's last item, `Included` to start at it) or from the newest.
     pub fn keys_newest_first<'t>(
         &self,
         txn: &'t ReadTxn<'_>,
         origin: &str,
         session_id: &str,
-        after: Option<(u64, &str)>,
+        from: Bound<(u64, &str)>,
     ) -> Result<impl Iterator<Item = Result<(u64, &'t str), StoreError>> + 't, StoreError> {
         let prefix = time_prefix(origin, session_id);
         let start = prefix.len();
         // Every key of the session lies between its prefix (`... NUL`) and the same bytes ending in 1.
-        let upper = match after {
-            Some((timestamp, key)) => time_key(origin, session_id, timestamp, key),
-            None => {
+        let upper = match from {
+            Bound::Included((timestamp, key)) | Bound::Excluded((timestamp, key)) => {
+                time_key(origin, session_id, timestamp, key)
+            }
+            Bound::Unbounded => {
                 let mut end = session_key(origin, session_id);
                 end.push(1);
                 end
             }
         };
-        let range = (std::ops::Bound::Included(prefix.as_slice()), std::ops::Bound::Excluded(upper.as_slice()));
+        let upper = match from {
+            Bound::Included(_) => Bound::Included(upper.as_slice()),
+            _ => Bound::Excluded(upper.as_slice()),
+        };
+        let range = (Bound::Included(prefix.as_slice()), upper);
         let iter = self.by_time.rev_range(txn, &range)?;
         Ok(iter.map(move |entry| {
             let (key, ()) = entry?;

@@ -44,7 +44,7 @@ export class SessionCleanup {
     this.#client = client;
     this.#storage = storage;
     // Awaited by the client before any caller's request goes out on the new connection.
-    client.onConnect(({ request }) => this.#flush(request).then(() => undefined));
+    client.onConnect(({ request }) => this.#flush(request));
   }
 
   /**
@@ -76,6 +76,7 @@ export class SessionCleanup {
    */
   attachToSession<S extends ResettableSession>(session: S, onEnded?: (sessionId: string, outcome: EndSessionOutcome) => void): () => void {
     const original = { reset: session.reset, close: session.close };
+    const cleanup = this; // `this` inside the wrappers is the session
     const wrap = (method: (...args: any[]) => unknown) =>
       function (this: S, ...args: any[]): unknown {
         const sessionId = session.conversationId;
@@ -87,7 +88,6 @@ export class SessionCleanup {
         end();
         return result;
       };
-    const cleanup = this;
     session.reset = wrap(original.reset);
     session.close = wrap(original.close);
     return () => {
@@ -122,13 +122,11 @@ export class SessionCleanup {
    * panel, offscreen document) may connect at once; the lock lets one of them send while the others wait and
    * then find nothing left, so no context sends a cleanup it read before another context had finished it.
    */
-  async #flush(request: ConnectionRequest): Promise<number> {
+  async #flush(request: ConnectionRequest): Promise<void> {
     const run = async () => {
-      let ended = 0;
       for (const sessionId of await this.pendingSessions()) {
         try {
           await request<EndSessionResult>("endSession", { sessionId });
-          ended++;
         } catch (error) {
           // The host is gone again: the connection fails, and the next one retries what is left.
           if (error instanceof StorageUnavailableError) throw error;
@@ -136,7 +134,6 @@ export class SessionCleanup {
         }
         await this.#storage.remove(PENDING_END_SESSION_PREFIX + sessionId);
       }
-      return ended;
     };
     const locks = (globalThis as { navigator?: { locks?: LockManager } }).navigator?.locks;
     return locks ? locks.request(FLUSH_LOCK, run) : run();

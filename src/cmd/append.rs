@@ -4,13 +4,14 @@
 //! The new text is spliced from the stored text and the appended part, in one write transaction that
 //! also checks the item's size and the session's quota.
 
-use super::{CacheMetadata, Context, check_quota, data, description, pointer, session_id, storage_key_in};
+use super::{
+    CacheMetadata, Context, at_pointer, data, description, pointer, replace_item, session_id, storage_key_in, value_at,
+};
 use crate::error::{CacheError, ErrorCode, json_type_name};
 use crate::json::shape::shape;
 use crate::limits::MAX_ITEM_BYTES;
 use crate::message::Fields;
-use crate::rules::resolve_pointer;
-use crate::store::{ItemAt, ItemMeta, SessionRecord};
+use crate::store::{ItemAt, ItemMeta};
 
 /// A parsed `append`.
 pub struct Append {
@@ -60,44 +61,35 @@ impl Append {
                 .actual(size)
                 .into());
             }
-            let mut record = dbs.session(txn, origin, &self.session_id)?.unwrap_or(SessionRecord::new(now));
-            record.total_size = check_quota(record.total_size, previous.data_size, size)?;
-            record.last_accessed_at = now;
             let meta = ItemMeta {
                 description: self.description.clone().unwrap_or_else(|| previous.description.clone()),
                 timestamp: now,
                 data_size: size,
-                seq: dbs.next_seq(txn)?,
+                seq: 0,
                 custom_metadata: previous.custom_metadata.clone(),
                 shape: shape(&text),
             };
             let at = ItemAt { origin, session_id: &self.session_id, storage_key: &self.storage_key };
-            dbs.put_item(txn, at, &meta, Some(&text), Some(&previous))?;
-            dbs.put_session(txn, origin, &self.session_id, &record)?;
-            Ok(CacheMetadata::new(&self.storage_key, &meta))
+            replace_item(txn, dbs, at, &previous, meta, Some(&text))
         })
     }
 
     /// The stored text with the data appended to the value at the pointer.
     fn spliced(&self, text: &str) -> Result<String, CacheError> {
-        let corrupted = |e: serde_json::Error| CacheError::corrupted(&self.storage_key, e);
         let pointer = self.pointer.as_deref().unwrap_or("");
-        let whole: &serde_json::value::RawValue = serde_json::from_str(text).map_err(corrupted)?;
-        let target = resolve_pointer(whole, pointer).map_err(corrupted)?.ok_or_else(|| {
-            CacheError::new(
-                ErrorCode::ItemNotFoundError,
-                format!("item {} has nothing at pointer {pointer}", self.storage_key),
-                "append at an existing array or string: read the item to see its structure",
-            )
-            .expected("a pointer to an existing array or string in the item's data")
-            .actual(pointer)
-        })?;
+        let target = value_at(
+            &self.storage_key,
+            text,
+            pointer,
+            "a pointer to an existing array or string in the item's data",
+            "append at an existing array or string: read the item to see its structure",
+        )?;
         // The target is a part of `text` itself, so its position follows from the two addresses.
-        let start = target.get().as_ptr() as usize - text.as_ptr() as usize;
-        let end = start + target.get().len();
-        let (found, added) = (target.get().as_bytes()[0], self.data.as_bytes()[0]);
+        let start = target.as_ptr() as usize - text.as_ptr() as usize;
+        let end = start + target.len();
+        let (found, added) = (target.as_bytes()[0], self.data.as_bytes()[0]);
         if found != added {
-            let kind = json_type_name(target.get());
+            let kind = json_type_name(target);
             let wanted = match found {
                 b'[' => "an array of the elements to add",
                 b'"' => "a string to add",
@@ -105,7 +97,7 @@ impl Append {
             };
             return Err(CacheError::new(
                 ErrorCode::InvalidRequestError,
-                format!("the value at {} is {kind}, so append's data must be {wanted}", where_(pointer)),
+                format!("the value at {} is {kind}, so append's data must be {wanted}", at_pointer(Some(pointer))),
                 "send data of the target's type, or use update to replace the value",
             )
             .expected(wanted)
@@ -122,8 +114,4 @@ impl Append {
         out.push_str(&text[end - 1..]);
         Ok(out)
     }
-}
-
-fn where_(pointer: &str) -> String {
-    if pointer.is_empty() { "the top of the item".to_owned() } else { format!("pointer {pointer}") }
 }

@@ -1,9 +1,11 @@
 //! `list`: a session's items' metadata, newest first, a page at a time; never their data. With a
 //! `query`, only the items whose description or customMetadata string values hold every word.
 
+use std::ops::Bound;
+
 use serde::Serialize;
 
-use super::{CacheMetadata, Context, last_access, session_id};
+use super::{CacheMetadata, Context, last_access, query, session_id};
 use crate::error::CacheError;
 use crate::json::search::Query;
 use crate::limits::{DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT};
@@ -53,13 +55,7 @@ impl List {
         };
         let after =
             optional_string(fields.cursor, "cursor")?.map(|cursor| decode_cursor(&cursor, &session_id)).transpose()?;
-        let query = match optional_string(fields.query, "query")? {
-            None => None,
-            Some(text) => Some(
-                Query::parse(&text)
-                    .ok_or_else(|| CacheError::invalid_field("query", "one or more words to look for", "no words"))?,
-            ),
-        };
+        let query = optional_string(fields.query, "query")?.map(|text| query(&text)).transpose()?;
         Ok(List { session_id, task_id, query, limit, after })
     }
 
@@ -84,7 +80,8 @@ impl List {
             let after = self.after.as_ref().map(|(ts, key)| (*ts, key.as_str()));
             let mut items = Vec::with_capacity(self.limit.min(64));
             let mut next_cursor = None;
-            for entry in dbs.keys_newest_first(txn, origin, &self.session_id, after)? {
+            let from = after.map_or(Bound::Unbounded, Bound::Excluded);
+            for entry in dbs.keys_newest_first(txn, origin, &self.session_id, from)? {
                 let (timestamp, storage_key) = entry?;
                 let in_task = |task: &String| parse_storage_key(storage_key).is_ok_and(|k| k.task_id == task);
                 if !self.task_id.as_ref().is_none_or(in_task) {

@@ -24,10 +24,12 @@ use serde_json::value::RawValue;
 
 use crate::clock::Clock;
 use crate::error::{CacheError, ErrorCode, json_type_name};
+use crate::json::search::Query;
 use crate::limits::{MAX_CUSTOM_METADATA_BYTES, MAX_ITEM_BYTES, SESSION_QUOTA_BYTES, TOUCH_GRANULARITY_MS};
 use crate::message::{Fields, required_string};
-use crate::rules::{check_session_id, compact_json, parse_storage_key, truncate_description};
-use crate::store::{ItemMeta, SessionRecord, Store};
+use crate::rules::{check_session_id, compact_json, parse_storage_key, resolve_pointer, truncate_description};
+use crate::store::{Dbs, ItemAt, ItemMeta, SessionRecord, Store, StoreError};
+use heed::RwTxn;
 
 /// What every command runs against.
 pub struct Context {
@@ -245,6 +247,64 @@ fn pointer(fields: &Fields<'_>) -> Result<Option<String>, CacheError> {
         ));
     }
     Ok(pointer)
+}
+
+/// The part of the item text `text` that `pointer` names, as stored. A pointer to nothing is
+/// `ItemNotFoundError` whose message names the key and pointer; `expected` and `suggestion` say what the
+/// calling op needed there.
+fn value_at<'t>(
+    storage_key: &str,
+    text: &'t str,
+    pointer: &str,
+    expected: &str,
+    suggestion: &str,
+) -> Result<&'t str, CacheError> {
+    let corrupted = |e: serde_json::Error| CacheError::corrupted(storage_key, e);
+    let whole: &RawValue = serde_json::from_str(text).map_err(corrupted)?;
+    let part = resolve_pointer(whole, pointer).map_err(corrupted)?.ok_or_else(|| {
+        CacheError::new(
+            ErrorCode::ItemNotFoundError,
+            format!("item {storage_key} has nothing at pointer {pointer}"),
+            suggestion,
+        )
+        .expected(expected)
+        .actual(pointer)
+    })?;
+    Ok(part.get())
+}
+
+/// Where a pointer points, for messages: "the top of the item" or "pointer /a/b".
+fn at_pointer(pointer: Option<&str>) -> String {
+    match pointer {
+        None | Some("") => "the top of the item".to_owned(),
+        Some(pointer) => format!("pointer {pointer}"),
+    }
+}
+
+/// Reads a `query`: one or more words.
+fn query(text: &str) -> Result<Query, CacheError> {
+    Query::parse(text).ok_or_else(|| CacheError::invalid_field("query", "one or more words to look for", "no words"))
+}
+
+/// Replaces the existing item at `at`, whose metadata was `previous`, by `meta` (and `data`, when the
+/// data changes), in the caller's write transaction: the quota is checked against the session's total
+/// without the old item, the session's totals and last access move with it, and the item gets the next
+/// write number.
+fn replace_item(
+    txn: &mut RwTxn<'_>,
+    dbs: &Dbs,
+    at: ItemAt<'_>,
+    previous: &ItemMeta,
+    mut meta: ItemMeta,
+    data: Option<&str>,
+) -> Result<CacheMetadata, StoreError> {
+    let mut record = dbs.session(txn, at.origin, at.session_id)?.unwrap_or(SessionRecord::new(meta.timestamp));
+    record.total_size = check_quota(record.total_size, previous.data_size, meta.data_size)?;
+    record.last_accessed_at = meta.timestamp;
+    meta.seq = dbs.next_seq(txn)?;
+    dbs.put_item(txn, at, &meta, data, Some(previous))?;
+    dbs.put_session(txn, at.origin, at.session_id, &record)?;
+    Ok(CacheMetadata::new(at.storage_key, &meta))
 }
 
 /// Reads a description: a non-blank string, cut to 300 characters.

@@ -4,11 +4,10 @@
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::{CacheMetadata, Context, last_access, pointer, session_id, storage_key_in};
+use super::{CacheMetadata, Context, at_pointer, last_access, pointer, session_id, storage_key_in, value_at};
 use crate::error::{CacheError, ErrorCode};
 use crate::json::slice::{SliceError, Sliced, slice};
 use crate::message::{Fields, optional_count};
-use crate::rules::resolve_pointer;
 
 /// A parsed `read`.
 pub struct Read {
@@ -115,7 +114,7 @@ impl Read {
                 ErrorCode::InvalidRequestError,
                 format!(
                     "`offset` and `limit` slice an array, an object or a string; the value at {} is {kind}",
-                    self.at()
+                    at_pointer(self.pointer.as_deref())
                 ),
                 "read it without offset and limit",
             )
@@ -125,27 +124,14 @@ impl Read {
         })
     }
 
-    /// Where the read points, for messages.
-    fn at(&self) -> String {
-        match self.pointer.as_deref() {
-            None | Some("") => "the top of the item".to_owned(),
-            Some(pointer) => format!("pointer {pointer}"),
-        }
-    }
-
     /// The part of `text` at `pointer`, as it was stored.
     fn part<'t>(&self, text: &'t str, pointer: &str) -> Result<&'t str, CacheError> {
-        let corrupted = |e: serde_json::Error| CacheError::corrupted(&self.storage_key, e);
-        let whole: &RawValue = serde_json::from_str(text).map_err(corrupted)?;
-        let part = resolve_pointer(whole, pointer).map_err(corrupted)?.ok_or_else(|| {
-            CacheError::new(
-                ErrorCode::ItemNotFoundError,
-                format!("item {} has nothing at pointer {pointer}", self.storage_key),
-                "read the item without a pointer, or a shorter pointer, to see its structure; array indexes start at 0",
-            )
-            .expected("a pointer to an existing part of the item's data")
-            .actual(pointer)
-        })?;
-        Ok(part.get())
+        value_at(
+            &self.storage_key,
+            text,
+            pointer,
+            "a pointer to an existing part of the item's data",
+            "read the item without a pointer, or a shorter pointer, to see its structure; array indexes start at 0",
+        )
     }
 }

@@ -2,9 +2,11 @@
 //! first, each with its key, the pointer to the string and a snippet, so the LLM reads exactly the
 //! part it needs. Items whose bytes can't hold every word are passed over without being walked.
 
+use std::ops::Bound;
+
 use serde::Serialize;
 
-use super::{Context, last_access, session_id};
+use super::{Context, last_access, query, session_id};
 use crate::error::CacheError;
 use crate::json::search::{Query, find_in};
 use crate::message::{Fields, optional_count, optional_string, required_string};
@@ -49,9 +51,7 @@ impl Search {
     /// Checks the session, query, limit and cursor.
     pub fn parse(fields: &Fields<'_>) -> Result<Search, CacheError> {
         let session_id = session_id(fields)?;
-        let text = required_string(fields.query, "query")?;
-        let query = Query::parse(&text)
-            .ok_or_else(|| CacheError::invalid_field("query", "one or more words to look for", "no words"))?;
+        let query = query(&required_string(fields.query, "query")?)?;
         let limit = match optional_count(fields.limit, "limit")? {
             None => DEFAULT_SEARCH_LIMIT,
             Some(n) if (1..=MAX_SEARCH_LIMIT).contains(&n) => n,
@@ -67,11 +67,10 @@ impl Search {
         let (result, last_accessed) = ctx.store()?.read(|txn, dbs| {
             let mut matches = Vec::new();
             let mut next_cursor = None;
-            // From the cursor's item itself (a key one byte past it bounds the range just after it).
-            let from = self.resume.as_ref().map(|(ts, key, _)| (*ts, format!("{key}\0")));
-            for entry in
-                dbs.keys_newest_first(txn, origin, &self.session_id, from.as_ref().map(|(t, k)| (*t, k.as_str())))?
-            {
+            // From the cursor's item itself: its later matches may not have been returned yet.
+            let from =
+                self.resume.as_ref().map_or(Bound::Unbounded, |(ts, key, _)| Bound::Included((*ts, key.as_str())));
+            for entry in dbs.keys_newest_first(txn, origin, &self.session_id, from)? {
                 let (timestamp, storage_key) = entry?;
                 // Only the cursor's own item (if it is still there) had matches returned already.
                 let skip = match &self.resume {

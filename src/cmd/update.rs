@@ -2,11 +2,11 @@
 
 use serde_json::value::RawValue;
 
-use super::{CacheMetadata, Context, check_quota, custom_metadata, data, description, session_id, storage_key_in};
+use super::{CacheMetadata, Context, custom_metadata, data, description, replace_item, session_id, storage_key_in};
 use crate::error::{CacheError, ErrorCode};
 use crate::json::shape::shape;
 use crate::message::Fields;
-use crate::store::{ItemAt, ItemMeta, SessionRecord};
+use crate::store::{ItemAt, ItemMeta};
 
 /// A parsed `update`: at least one of the three changes.
 pub struct Update {
@@ -48,22 +48,16 @@ impl Update {
             let previous = dbs
                 .meta(txn, origin, &self.storage_key)?
                 .ok_or_else(|| CacheError::item_not_found(&self.storage_key))?;
-            let mut record = dbs.session(txn, origin, &self.session_id)?.unwrap_or(SessionRecord::new(now));
-            let size = self.data.as_ref().map_or(previous.data_size, |data| data.len() as u64);
-            record.total_size = check_quota(record.total_size, previous.data_size, size)?;
-            record.last_accessed_at = now;
             let meta = ItemMeta {
                 description: self.description.clone().unwrap_or_else(|| previous.description.clone()),
                 timestamp: now,
-                data_size: size,
-                seq: dbs.next_seq(txn)?,
+                data_size: self.data.as_ref().map_or(previous.data_size, |data| data.len() as u64),
+                seq: 0,
                 custom_metadata: self.custom_metadata.clone().or_else(|| previous.custom_metadata.clone()),
                 shape: self.data.as_deref().map_or_else(|| previous.shape.clone(), shape),
             };
             let at = ItemAt { origin, session_id: &self.session_id, storage_key: &self.storage_key };
-            dbs.put_item(txn, at, &meta, self.data.as_deref(), Some(&previous))?;
-            dbs.put_session(txn, origin, &self.session_id, &record)?;
-            Ok(CacheMetadata::new(&self.storage_key, &meta))
+            replace_item(txn, dbs, at, &previous, meta, self.data.as_deref())
         })
     }
 }

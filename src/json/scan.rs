@@ -63,33 +63,7 @@ pub fn value_end(text: &[u8], at: usize) -> Option<usize> {
 /// The byte ranges of the elements of the array `text` (which starts with `[`), in order. Ends early,
 /// with a last `None`, if the text is not a well-formed array.
 pub fn elements(text: &[u8]) -> impl Iterator<Item = Option<(usize, usize)>> + '_ {
-    let mut at = skip_space(text, 1);
-    let mut done = text.first() != Some(&b'[') || text.get(at) == Some(&b']');
-    let mut failed = text.first() != Some(&b'[');
-    std::iter::from_fn(move || {
-        if failed {
-            failed = false;
-            return Some(None);
-        }
-        if done {
-            return None;
-        }
-        let Some(end) = value_end(text, at) else {
-            done = true;
-            return Some(None);
-        };
-        let start = at;
-        at = skip_space(text, end);
-        match text.get(at) {
-            Some(b',') => at = skip_space(text, at + 1),
-            Some(b']') => done = true,
-            _ => {
-                done = true;
-                return Some(None);
-            }
-        }
-        Some(Some((start, end)))
-    })
+    entries(text, b'[', b']', move |at| value_end(text, at).map(|end| ((at, end), end)))
 }
 
 /// A member of an object: the byte range of its name (with the quotes) and of its value.
@@ -102,9 +76,28 @@ pub struct Member {
 /// The members of the object `text` (which starts with `{`), in stored order. Ends early, with a
 /// last `None`, if the text is not a well-formed object.
 pub fn members(text: &[u8]) -> impl Iterator<Item = Option<Member>> + '_ {
+    entries(text, b'{', b'}', move |at| {
+        let name_end = string_end(text, at).filter(|_| text[at] == b'"')?;
+        let colon = skip_space(text, name_end);
+        (text.get(colon) == Some(&b':')).then_some(())?;
+        let value_start = skip_space(text, colon + 1);
+        let value_end = value_end(text, value_start)?;
+        Some((Member { name: (at, name_end), value: (value_start, value_end) }, value_end))
+    })
+}
+
+/// The entries of a container that `open` starts and `close` ends, separated by commas: `entry`
+/// reads one starting at an index and returns it with the index just past it. A malformed container
+/// ends the iteration with one `None`.
+fn entries<'a, T>(
+    text: &'a [u8],
+    open: u8,
+    close: u8,
+    mut entry: impl FnMut(usize) -> Option<(T, usize)> + 'a,
+) -> impl Iterator<Item = Option<T>> + 'a {
     let mut at = skip_space(text, 1);
-    let mut done = text.first() != Some(&b'{') || text.get(at) == Some(&b'}');
-    let mut failed = text.first() != Some(&b'{');
+    let mut done = text.first() != Some(&open) || text.get(at) == Some(&close);
+    let mut failed = text.first() != Some(&open);
     std::iter::from_fn(move || {
         if failed {
             failed = false;
@@ -113,28 +106,20 @@ pub fn members(text: &[u8]) -> impl Iterator<Item = Option<Member>> + '_ {
         if done {
             return None;
         }
-        let member = (|| {
-            let name_end = string_end(text, at).filter(|_| text[at] == b'"')?;
-            let colon = skip_space(text, name_end);
-            (text.get(colon) == Some(&b':')).then_some(())?;
-            let value_start = skip_space(text, colon + 1);
-            let value_end = value_end(text, value_start)?;
-            Some(Member { name: (at, name_end), value: (value_start, value_end) })
-        })();
-        let Some(member) = member else {
+        let Some((item, end)) = entry(at) else {
             done = true;
             return Some(None);
         };
-        at = skip_space(text, member.value.1);
+        at = skip_space(text, end);
         match text.get(at) {
             Some(b',') => at = skip_space(text, at + 1),
-            Some(b'}') => done = true,
+            Some(&b) if b == close => done = true,
             _ => {
                 done = true;
                 return Some(None);
             }
         }
-        Some(Some(member))
+        Some(Some(item))
     })
 }
 

@@ -145,7 +145,7 @@ export class BrowserStorageTool {
     const options = request.options ?? {};
     const timeout = options.timeout || DEFAULT_TIMEOUT_MS;
     const keyed = (key: string) => (options.namespace ? `${options.namespace}:${key}` : key);
-    // get and getBytesInUse read one key, a list of keys, or (null) everything.
+    // One key, a list of keys, or (null) neither: everything for get and getBytesInUse, an error for remove.
     const selection = () => (request.key ? keyed(request.key) : request.keys ? request.keys.map(keyed) : null);
 
     switch (request.action) {
@@ -170,8 +170,8 @@ export class BrowserStorageTool {
         });
       case "remove":
         return failsAs("Failed to remove storage value", async () => {
-          const keys = request.key ? keyed(request.key) : request.keys ? request.keys.map(keyed) : undefined;
-          if (keys === undefined) throw new Error("Either key or keys is required for remove action");
+          const keys = selection();
+          if (keys === null) throw new Error("Either key or keys is required for remove action");
           await withTimeout(area.remove(keys), timeout);
           return { success: true };
         });
