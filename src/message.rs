@@ -52,6 +52,9 @@ pub struct Fields<'a> {
     /// Where `read`'s slice starts.
     #[serde(borrow)]
     pub offset: Option<&'a RawValue>,
+    /// The most bytes of data `read` returns: a longer value comes back as its first slice that fits.
+    #[serde(borrow)]
+    pub max_bytes: Option<&'a RawValue>,
     /// The words `list` and `search` look for.
     #[serde(borrow)]
     pub query: Option<&'a RawValue>,

@@ -6,7 +6,7 @@ use serde_json::value::RawValue;
 
 use super::{CacheMetadata, Context, at_pointer, last_access, pointer, session_id, storage_key_in, value_at};
 use crate::error::{CacheError, ErrorCode};
-use crate::json::slice::{SliceError, Sliced, slice};
+use crate::json::slice::{SliceError, Sliced, Window, slice};
 use crate::message::{Fields, optional_count};
 
 /// A parsed `read`.
@@ -16,7 +16,12 @@ pub struct Read {
     pointer: Option<String>,
     /// `offset` and `limit`, when the request asks for a slice.
     slice: Option<(u64, Option<u64>)>,
+    /// `maxBytes`: the most bytes of data text the reply may carry.
+    max_bytes: Option<usize>,
 }
+
+/// The smallest `maxBytes`: room for any one character of a string, even an escaped surrogate pair.
+const MIN_MAX_BYTES: u64 = 16;
 
 /// `read`'s result.
 #[derive(Debug, Serialize)]
@@ -65,8 +70,17 @@ impl Read {
         if limit == Some(0) {
             return Err(CacheError::invalid_field("limit", "a positive integer", 0));
         }
+        let max_bytes = optional_count(fields.max_bytes, "maxBytes")?;
+        if let Some(max_bytes) = max_bytes.filter(|&n| n < MIN_MAX_BYTES) {
+            return Err(CacheError::invalid_field(
+                "maxBytes",
+                &format!("an integer of at least {MIN_MAX_BYTES}"),
+                max_bytes,
+            ));
+        }
         let slice = (offset.is_some() || limit.is_some()).then(|| (offset.unwrap_or(0), limit));
-        Ok(Read { session_id, storage_key, pointer, slice })
+        let max_bytes = max_bytes.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+        Ok(Read { session_id, storage_key, pointer, slice, max_bytes })
     }
 
     /// Reads the item, then refreshes the session's last access.
@@ -82,12 +96,12 @@ impl Read {
                 Some(pointer) => self.part(text, pointer)?,
                 None => text,
             };
-            let (data, slice) = match self.slice {
+            let (data, slice) = match self.window(value) {
                 None => (RawValue::from_string(value.to_owned()).map_err(corrupted)?, None),
-                Some((offset, limit)) => {
-                    let sliced = self.cut(value, offset, limit)?;
+                Some(window) => {
+                    let sliced = self.cut(value, window)?;
                     let info = SliceInfo {
-                        offset,
+                        offset: window.offset,
                         count: sliced.count,
                         total: sliced.total,
                         next_offset: sliced.next_offset(),
@@ -107,9 +121,22 @@ impl Read {
         Ok(item)
     }
 
-    /// The slice `offset..offset + limit` of `value`.
-    fn cut(&self, value: &str, offset: u64, limit: Option<u64>) -> Result<Sliced, CacheError> {
-        slice(value, offset, limit).map_err(|e| match e {
+    /// The part of `value` to return, when it is not all of it: the slice asked for, or, when
+    /// `value` is longer than `maxBytes` and can be sliced, the first slice that fits. A number,
+    /// boolean or null is returned whole whatever its length.
+    fn window(&self, value: &str) -> Option<Window> {
+        let max_bytes = self.max_bytes;
+        match self.slice {
+            Some((offset, limit)) => Some(Window { offset, limit, max_bytes }),
+            None => max_bytes
+                .filter(|&max| value.len() > max && matches!(value.as_bytes().first(), Some(b'[' | b'{' | b'"')))
+                .map(|_| Window { offset: 0, limit: None, max_bytes }),
+        }
+    }
+
+    /// The slice of `value` that `window` names.
+    fn cut(&self, value: &str, window: Window) -> Result<Sliced, CacheError> {
+        slice(value, window).map_err(|e| match e {
             SliceError::NotSliceable(kind) => CacheError::new(
                 ErrorCode::InvalidRequestError,
                 format!(

@@ -1,6 +1,6 @@
 //! A slice of a value: elements of an array, members of an object (in stored order) or Unicode
-//! scalar values of a string, `offset..offset + limit`. Only the slice is copied; the rest of the
-//! value is scanned to count it, never parsed.
+//! scalar values of a string, `offset..offset + limit`, cut shorter when a byte budget is given.
+//! Only the slice is copied; the rest of the value is scanned to count it, never parsed.
 
 use super::scan::{char_starts, elements, members};
 
@@ -34,18 +34,40 @@ pub enum SliceError {
     Malformed,
 }
 
-/// Slices the JSON value `text`; `limit` `None` means to the end.
+/// How much of a value to take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// The first element, member or character.
+    pub offset: u64,
+    /// How many at most; `None` means to the end.
+    pub limit: Option<u64>,
+    /// The most bytes the slice's JSON text may have; the slice ends before the first element,
+    /// member or character that would not fit. `None` means no such bound.
+    pub max_bytes: Option<usize>,
+}
+
+/// Slices the JSON value `text`.
 ///
 /// # Errors
 /// [`SliceError::NotSliceable`] for a scalar, [`SliceError::Malformed`] for broken text.
-pub fn slice(text: &str, offset: u64, limit: Option<u64>) -> Result<Sliced, SliceError> {
+pub fn slice(text: &str, window: Window) -> Result<Sliced, SliceError> {
     let bytes = text.as_bytes();
+    let Window { offset, limit, max_bytes } = window;
+    let max_bytes = max_bytes.unwrap_or(usize::MAX);
     let end = limit.map_or(u64::MAX, |limit| offset.saturating_add(limit));
     let mut out = String::new();
     let mut count = 0;
     let mut total = 0;
+    // Once one element doesn't fit, none after it is taken: a slice is contiguous.
+    let mut full = false;
     let mut take = |range: &str, out: &mut String, index: u64| {
-        if index >= offset && index < end {
+        if index >= offset && index < end && !full {
+            // The separator, the element and the closing bracket must all fit.
+            let comma = usize::from(count > 0);
+            if out.len() + comma + range.len() + 1 > max_bytes {
+                full = true;
+                return;
+            }
             if count > 0 {
                 out.push(',');
             }
@@ -74,17 +96,28 @@ pub fn slice(text: &str, offset: u64, limit: Option<u64>) -> Result<Sliced, Slic
         }
         Some(b'"') if bytes.len() >= 2 && bytes[bytes.len() - 1] == b'"' => {
             let contents = &text[1..text.len() - 1];
-            let (mut from, mut to) = (contents.len(), contents.len());
+            // The slice ends at the last character boundary that is within `end` and leaves the
+            // slice's text, with its two quotes, within the budget.
+            let room = max_bytes.saturating_sub(2);
+            let mut bounds: Option<(usize, usize)> = None;
+            let mut closed = false;
+            let mut boundary = |index: u64, at: usize, bounds: &mut Option<(usize, usize)>| match bounds {
+                None if index == offset => *bounds = Some((at, at)),
+                Some((from, to)) if !closed => {
+                    if index <= end && at - *from <= room {
+                        *to = at;
+                    } else {
+                        closed = true;
+                    }
+                }
+                _ => {}
+            };
             for start in char_starts(contents.as_bytes()) {
-                if total == offset {
-                    from = start;
-                }
-                if total == end {
-                    to = start;
-                }
+                boundary(total, start, &mut bounds);
                 total += 1;
             }
-            let from = from.min(to);
+            boundary(total, contents.len(), &mut bounds);
+            let (from, to) = bounds.unwrap_or((contents.len(), contents.len()));
             count = contents.get(from..to).map_or(0, |part| char_starts(part.as_bytes()).count() as u64);
             out = format!("\"{}\"", contents.get(from..to).ok_or(SliceError::Malformed)?);
         }
@@ -100,8 +133,16 @@ pub fn slice(text: &str, offset: u64, limit: Option<u64>) -> Result<Sliced, Slic
 mod tests {
     use super::*;
 
+    fn w(offset: u64, limit: Option<u64>) -> Window {
+        Window { offset, limit, max_bytes: None }
+    }
+
     fn s(text: &str, offset: u64, limit: Option<u64>) -> (String, u64, u64, Option<u64>) {
-        let sliced = slice(text, offset, limit).unwrap();
+        capped(text, w(offset, limit))
+    }
+
+    fn capped(text: &str, window: Window) -> (String, u64, u64, Option<u64>) {
+        let sliced = slice(text, window).unwrap();
         let next = sliced.next_offset();
         (sliced.text, sliced.count, sliced.total, next)
     }
@@ -117,15 +158,34 @@ mod tests {
         assert_eq!(s(r#""\ud83d\ude00ab""#, 0, Some(1)), (r#""\ud83d\ude00""#.into(), 1, 3, Some(1)));
         assert_eq!(s(r#""abc""#, 5, Some(1)), (r#""""#.into(), 0, 3, None));
         assert_eq!(s(r#""abc""#, 0, None), (r#""abc""#.into(), 3, 3, None));
-        assert_eq!(slice("42", 0, None), Err(SliceError::NotSliceable("a number")));
-        assert_eq!(slice("[1,", 0, None), Err(SliceError::Malformed));
+        assert_eq!(slice("42", w(0, None)), Err(SliceError::NotSliceable("a number")));
+        assert_eq!(slice("[1,", w(0, None)), Err(SliceError::Malformed));
     }
 
     #[test]
     fn a_slice_of_a_big_array_copies_only_the_slice() {
         let big = format!("[{}1]", "\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\",".repeat(100_000));
-        let sliced = slice(&big, 99_990, Some(20)).unwrap();
+        let sliced = slice(&big, w(99_990, Some(20))).unwrap();
         assert_eq!((sliced.count, sliced.total, sliced.next_offset()), (11, 100_001, None));
         assert!(sliced.text.len() < 500);
+    }
+
+    #[test]
+    fn a_byte_budget_ends_the_slice_before_what_does_not_fit() {
+        let cap = |offset, limit, max_bytes| Window { offset, limit, max_bytes: Some(max_bytes) };
+        // "[10,11]" is 7 bytes; one byte less leaves room for one element only.
+        assert_eq!(capped("[10,11,12]", cap(0, None, 7)), ("[10,11]".into(), 2, 3, Some(2)));
+        assert_eq!(capped("[10,11,12]", cap(0, None, 6)), ("[10]".into(), 1, 3, Some(1)));
+        assert_eq!(capped("[10,11,12]", cap(1, Some(1), 100)), ("[11]".into(), 1, 3, Some(2)));
+        // An element bigger than the budget gives an empty slice that still points at it.
+        assert_eq!(capped(r#"["a much longer element",1]"#, cap(0, None, 10)), ("[]".into(), 0, 2, Some(0)));
+        assert_eq!(capped(r#"{"a":1,"b":2}"#, cap(0, None, 9)), (r#"{"a":1}"#.into(), 1, 2, Some(1)));
+        // Characters: the budget counts the quotes and the escaped text as stored.
+        assert_eq!(capped(r#""abcdef""#, cap(1, None, 5)), (r#""bcd""#.into(), 3, 6, Some(4)));
+        assert_eq!(capped(r#""héllo""#, cap(0, None, 4)), (r#""h""#.into(), 1, 5, Some(1)));
+        assert_eq!(capped(r#""\ud83d\ude00ab""#, cap(0, None, 13)), (r#""""#.into(), 0, 3, Some(0)));
+        assert_eq!(capped(r#""\ud83d\ude00ab""#, cap(0, None, 14)), (r#""\ud83d\ude00""#.into(), 1, 3, Some(1)));
+        assert_eq!(capped(r#""abc""#, cap(0, Some(2), 100)), (r#""ab""#.into(), 2, 3, Some(2)));
+        assert_eq!(capped(r#""abc""#, cap(0, None, 5)), (r#""abc""#.into(), 3, 3, None));
     }
 }
