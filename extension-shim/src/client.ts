@@ -24,6 +24,7 @@ import {
   PROTOCOL_VERSION,
   isChunkFrame,
   utf8Length,
+  type AppendRequest,
   type CacheMetadata,
   type CachedItem,
   type ChunkFrame,
@@ -35,6 +36,9 @@ import {
   type ListResult,
   type ReadRequest,
   type Reply,
+  type SearchRequest,
+  type SearchResult,
+  type Slice,
   type StatsResult,
   type UpdateRequest,
   type WriteRequest,
@@ -165,9 +169,10 @@ export class NativeCacheClient {
     return this.request("write", request, options);
   }
 
+  /** The item, with `slice` on it when the data is a slice (section 4.3). */
   async read(request: ReadRequest, options?: RequestOptions): Promise<CachedItem> {
-    const result = await this.request<{ item: CachedItem }>("read", request, options);
-    return result.item;
+    const result = await this.request<{ item: CachedItem; slice?: Slice }>("read", request, options);
+    return result.slice === undefined ? result.item : { ...result.item, slice: result.slice };
   }
 
   list(request: ListRequest, options?: RequestOptions): Promise<ListResult> {
@@ -176,6 +181,14 @@ export class NativeCacheClient {
 
   update(request: UpdateRequest, options?: RequestOptions): Promise<CacheMetadata> {
     return this.request("update", request, options);
+  }
+
+  append(request: AppendRequest, options?: RequestOptions): Promise<CacheMetadata> {
+    return this.request("append", request, options);
+  }
+
+  search(request: SearchRequest, options?: RequestOptions): Promise<SearchResult> {
+    return this.request("search", request, options);
   }
 
   delete(request: KeyRequest, options?: RequestOptions): Promise<DeleteResult> {

@@ -16,6 +16,8 @@
  * - legacy/browser-storage.ts: the old `browser_storage` tool, every action and area, with its old answers.
  * - adapters/: agents. browserx.ts gives both tools as browserx registry pairs; browserx-types.ts declares
  *   the shapes its registry takes.
+ * - offload.ts: offloadLargeResults, which caches another tool's large results instead of showing them.
+ * - references.ts: resolveReferences, which puts cached data into another tool's arguments.
  * - session.ts: endSession for the agent's session hooks, remembered while the host can't be reached and sent
  *   first on the next connection; attachToSession for sessions without hooks.
  * - storage-area.ts: the chrome.storage.local interface session.ts uses.
@@ -30,10 +32,12 @@ export * from "./tool/spec.js";
 export * from "./tool/definitions.js";
 export * from "./tool/storage-tool.js";
 export { CACHE_SYSTEM_PROMPT, STRICT_PROMPT_NOTE, cachePrompt, withCachePrompt } from "./tool/prompt.js";
-export { formatAge, formatSize, itemLine, ITEM_COLUMNS } from "./tool/format.js";
+export { formatAge, formatSize, itemLine, pageLine, ITEM_COLUMNS } from "./tool/format.js";
 export { fullKey, keyIdFor, shortKey } from "./tool/keys.js";
 export * from "./legacy/browser-storage.js";
 export * from "./adapters/browserx.js";
+export * from "./offload.js";
+export * from "./references.js";
 export * from "./session.js";
 export * from "./storage-area.js";
 export * from "./llm-cache.js";

@@ -1,9 +1,13 @@
 /**
  * createLlmCache: the pieces an extension needs, wired together once: one client (one port, one host process),
- * the StorageTool for the LLM, session cleanup for the agent's hooks, and the system prompt section.
+ * the StorageTool for the LLM, session cleanup for the agent's hooks, the system prompt section, and the
+ * wrappers that keep other tools' data out of the context (offloading and references).
  */
 
 import { NativeCacheClient, type ClientOptions } from "./client.js";
+import { errorText } from "./tool/storage-tool.js";
+import { offloadLargeResults, type OffloadOptions, type ToolHandler } from "./offload.js";
+import { resolveReferences } from "./references.js";
 import { SessionCleanup, type EndSessionOutcome, type ResettableSession } from "./session.js";
 import { chromeLocalStorage, type KeyValueStore } from "./storage-area.js";
 import type { DefinitionVariant } from "./tool/definitions.js";
@@ -29,6 +33,19 @@ export interface LlmCache {
   promptFor: (variant: DefinitionVariant) => string;
   /** The agent's prompt with the section added once (idempotent). */
   withPrompt: (basePrompt: string, variant?: DefinitionVariant) => string;
+  /** Another tool's handler, whose results over 10 KB are cached and shown as key, shape and preview; see offload.ts. */
+  offloadLargeResults: <A, C extends { sessionId: string }, R>(
+    toolName: string,
+    handler: ToolHandler<A, C, R>,
+    options?: OffloadOptions<A, C>,
+  ) => (args: A, context: C) => Promise<R | string>;
+  /** `args` with every llm_cache reference replaced by the data it names; see references.ts. */
+  resolveReferences: <T>(args: T, context: { sessionId: string }) => Promise<T>;
+  /**
+   * Another tool's handler, run with its references resolved. A reference that can't be resolved rejects with
+   * an Error whose message tells the LLM what to do ("… ItemNotFoundError: … Next: list …").
+   */
+  withReferences: <A, C extends { sessionId: string }, R>(handler: ToolHandler<A, C, R>) => (args: A, context: C) => Promise<R>;
 }
 
 export function createLlmCache(options: LlmCacheOptions = {}): LlmCache {
@@ -45,5 +62,16 @@ export function createLlmCache(options: LlmCacheOptions = {}): LlmCache {
     systemPrompt: cachePrompt(),
     promptFor: cachePrompt,
     withPrompt: withCachePrompt,
+    offloadLargeResults: (toolName, handler, offloadOptions) => offloadLargeResults(client, toolName, handler, offloadOptions),
+    resolveReferences: (args, context) => resolveReferences(client, args, context),
+    withReferences: (handler) => async (args, context) => {
+      let resolved;
+      try {
+        resolved = await resolveReferences(client, args, context);
+      } catch (error) {
+        throw new Error(errorText("reference", error));
+      }
+      return handler(resolved, context);
+    },
   };
 }

@@ -33,6 +33,11 @@ export interface CacheMetadata {
   timestamp: number;
   /** Bytes of the data's compact JSON text: what the quota counts. */
   dataSize: number;
+  /**
+   * How the data is built, e.g. "array[50] of {from,subject,summary}", "string(48213)" (section 5.12); at
+   * most 120 characters. "" for items written by a host older than shapes.
+   */
+  shape: string;
   sessionId: string;
   taskId: string;
   turnId: string;
@@ -42,11 +47,24 @@ export interface CacheMetadata {
 export interface CachedItem extends CacheMetadata {
   data: JsonValue;
   customMetadata?: { [key: string]: JsonValue };
+  /** Present when `data` is a slice: asked for with `offset`/`limit`, or cut to fit `maxBytes`. */
+  slice?: Slice;
+}
+
+/** Where a slice lies in the value it was cut from: elements of an array, members of an object, characters of a string. */
+export interface Slice {
+  offset: number;
+  count: number;
+  total: number;
+  /** The `offset` of the next slice; null when this one reaches the end. */
+  nextOffset: number | null;
 }
 
 export interface HelloResult {
   protocolVersion: number;
   hostVersion: string;
+  /** The ops the host serves; absent from hosts older than `append` and `search` (section 4.1). */
+  ops?: string[];
   limits: {
     maxItemBytes: number;
     sessionQuotaBytes: number;
@@ -72,6 +90,12 @@ export interface ReadRequest {
   storageKey: string;
   /** An RFC 6901 JSON pointer: "" or a string starting with "/". */
   pointer?: string;
+  /** Where a slice starts (elements, members or characters). */
+  offset?: number;
+  /** How many elements, members or characters a slice holds at most. */
+  limit?: number;
+  /** The most bytes of JSON text `data` may have: a longer value comes back as its first slice that fits. */
+  maxBytes?: number;
 }
 
 export interface ListRequest {
@@ -81,6 +105,8 @@ export interface ListRequest {
   limit?: number;
   /** A `nextCursor` from an earlier page of the same session, passed back unchanged. */
   cursor?: string;
+  /** Only items whose description or customMetadata strings contain every word, ignoring case. */
+  query?: string;
 }
 
 export interface ListResult {
@@ -97,6 +123,38 @@ export interface UpdateRequest {
   data?: unknown;
   description?: string;
   customMetadata?: { [key: string]: unknown };
+}
+
+export interface AppendRequest {
+  sessionId: string;
+  storageKey: string;
+  /** The array or string inside the data to add to; the whole data when absent. */
+  pointer?: string;
+  /** An array whose elements are added, or a string to add to a string. */
+  data: unknown;
+  description?: string;
+}
+
+export interface SearchRequest {
+  sessionId: string;
+  /** Words that a string value must all contain, ignoring case. */
+  query: string;
+  /** 1 to 100; the host's default is 20. */
+  limit?: number;
+  cursor?: string;
+}
+
+export interface SearchMatch {
+  storageKey: string;
+  /** The pointer to the matching string value. */
+  pointer: string;
+  /** At most 160 characters of the string around the match, with … where it is cut. */
+  snippet: string;
+}
+
+export interface SearchResult {
+  matches: SearchMatch[];
+  nextCursor: string | null;
 }
 
 export interface KeyRequest {

@@ -68,7 +68,7 @@ describe("registering with browserx", () => {
     for (const property of Object.values(parameters.properties)) assert.ok(["string", "integer"].includes(property.type));
     const action = parameters.properties.action;
     assert.ok(action?.type === "string");
-    assert.match(action.description ?? "", /One of: write, read, list, update, delete, stats\.$/);
+    assert.match(action.description ?? "", /One of: write, read, append, list, search, update, delete, stats\.$/);
   });
 
   it("every action's parameters pass browserx's check; what the schema doesn't allow is refused before the host", async (t) => {
@@ -127,7 +127,7 @@ describe("the spec's 50-email scenario through browserx's registry and the real 
     assert.deepEqual(reads, { object: 4, array: 4, text: 2 });
 
     const update = await call({ action: "update", storageKey: keys[0], data: '["first", "second"]', description: "Two summaries" });
-    assert.match(update.response.data as string, /^updated [a-z0-9_]+ \| \d+B \| \d+s \| Two summaries$/);
+    assert.match(update.response.data as string, /^updated [a-z0-9_]+ \| \d+B \| \d+s \| array\[2\] of string \| Two summaries$/);
     const read = await call({ action: "read", storageKey: keys[0], pointer: "/1" });
     assert.match(read.response.data as string, /data at \/1: "second"$/);
     assert.match((await call({ action: "stats" })).response.data as string, /^50 items, /);

@@ -119,7 +119,8 @@ describe("OpenAI", () => {
     assert.equal(D.openaiChat.function.strict, undefined, "Chat Completions is plain by default");
     assert.deepEqual(D.openaiChat.function.parameters, D.openaiResponses.parameters);
     assert.deepEqual(D.openaiResponses.parameters.required, ["action"]);
-    assert.equal(D.openaiResponses.parameters.properties.limit?.maximum, 100);
+    assert.equal(D.openaiResponses.parameters.properties.limit?.minimum, 1);
+    assert.equal(D.openaiResponses.parameters.properties.offset?.minimum, 0);
     assert.throws(() => toStrictJsonSchema(D.openaiResponses.parameters), /without `.nullable\(\)`/, "plain is not strict");
   });
 
@@ -147,8 +148,8 @@ describe("Anthropic", () => {
     assert.equal(D.anthropic.strict, undefined);
     assert.deepEqual(anthropicStrictProblems(D.anthropic.input_schema), [
       "properties/description: maxLength is not supported",
+      "properties/offset: minimum is not supported",
       "properties/limit: minimum is not supported",
-      "properties/limit: maximum is not supported",
     ]);
   });
 
@@ -166,7 +167,7 @@ describe("Gemini", () => {
       type: "STRING",
       description: STORAGE_TOOL_SPEC.parameters.action?.description,
       format: "enum",
-      enum: ["write", "read", "list", "update", "delete", "stats"],
+      enum: ["write", "read", "append", "list", "search", "update", "delete", "stats"],
     });
     assert.deepEqual(D.gemini.parameters.required, ["action"]);
   });

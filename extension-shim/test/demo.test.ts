@@ -67,7 +67,7 @@ it("its service worker drives the real host through chrome.runtime.connectNative
   assert.equal(llmCache.hostName, "com.browserx.llm_cache");
 
   const transcript: string = await llmCache.demo("conv_demo-test");
-  assert.match(transcript, /^cached [a-z0-9]{8}_[a-z0-9]{8} \| \d+B \| \d+s \| Summary of email 1\/3$/m);
+  assert.match(transcript, /^cached [a-z0-9]{8}_[a-z0-9]{8} \| \d+B \| \d+s \| object\{from,subject,words\} \| Summary of email 1\/3$/m);
   assert.match(transcript, /^3 items, \d+B in all, newest first/m);
   assert.match(transcript, /^data at \/subject: "Subject 3"$/m);
   assert.match(transcript, /"status":"ended","deletedItems":3/);

@@ -16,7 +16,7 @@ it("is the same text as prompt/system-prompt.md", () => {
   assert.equal(CACHE_SYSTEM_PROMPT, markdown);
 });
 
-it("says when to cache, how to pass data, how to read the metadata and one part, and what to do on errors", () => {
+it("says when to cache, how to pass data, read the metadata, page, search, append, pass references, and recover", () => {
   assert.ok(CACHE_SYSTEM_PROMPT.includes(STORAGE_TOOL_NAME));
   for (const phrase of [
     "20 or more similar items",
@@ -24,8 +24,14 @@ it("says when to cache, how to pass data, how to read the metadata and one part,
     "several steps",
     '"data": "<JSON text>"',
     "text that isn't JSON (a plain summary) is cached as that text",
-    "key | size | age | description",
+    "key | size | age | shape | description",
     '"pointer": "/emails/3"',
+    '"offset": 20',
+    '{"action": "search", "query": "invoice March"}',
+    '{"action": "append", "storageKey": "...", "data": "[\\"summary 46\\"',
+    "{{llm_cache:KEY}}",
+    '{"$llm_cache": "KEY", "pointer": "/emails/3"}',
+    "already cached: you then see its key, shape and a short preview",
     "quota exceeded: delete items",
     "data too large: split it",
     "storage unavailable",

@@ -1,6 +1,6 @@
 /**
- * StorageTool against the real host: the text every action gives the LLM, data as JSON text, what a 50-item
- * list costs, and errors as text (with `ok: false` from `run`).
+ * StorageTool against the real host: the text every action gives the LLM, data as JSON text, reads a page at
+ * a time, append, search, what a 50-item list costs, and errors as text (with `ok: false` from `run`).
  */
 
 import assert from "node:assert/strict";
@@ -35,16 +35,16 @@ function keyOf(answer: string): string {
   return match[1] as string;
 }
 
-const ITEM_LINE = /^[a-z0-9]{8}_[a-z0-9]{8} \| \d+(\.\d)?(B|KB|MB) \| \d+[smhd] \| .+$/;
+const ITEM_LINE = /^[a-z0-9]{8}_[a-z0-9]{8} \| \d+(\.\d)?(B|KB|MB) \| \d+[smhd] \| [^|]+ \| .+$/;
 
 describe("actions", () => {
-  it("write answers with metadata only: key, size, age and description", async (t) => {
+  it("write answers with metadata only: key, size, age, shape and description", async (t) => {
     const { tool } = hostTool(t);
     const answer = await tool.execute(
       { action: "write", data: { body: "SECRET-BODY-TEXT" }, description: "Summary of email 1/3" },
       CONTEXT,
     );
-    assert.match(answer, /^cached [a-z0-9]{8}_[a-z0-9]{8} \| 27B \| \d+s \| Summary of email 1\/3$/);
+    assert.match(answer, /^cached [a-z0-9]{8}_[a-z0-9]{8} \| 27B \| \d+s \| object\{body\} \| Summary of email 1\/3$/);
     assert.ok(!answer.includes("SECRET-BODY-TEXT"));
   });
 
@@ -85,24 +85,128 @@ describe("actions", () => {
     assert.equal(part.split("\n")[2], 'data at /emails/1/subject: "Offsite"');
   });
 
-  it("read describes data bigger than one read returns instead of returning it", async (t) => {
+  it("read returns a long value a page at a time, each page within the budget and naming the next", async (t) => {
     const { tool } = hostTool(t, { maxReadBytes: 1000 });
     const rows = Array.from({ length: 100 }, (_, n) => ({ n, text: "row text" }));
     const key = keyOf(await tool.execute({ action: "write", data: { rows, title: "t" }, description: "100 rows" }, CONTEXT));
-    const whole = await tool.execute({ action: "read", storageKey: key }, CONTEXT);
+
+    // The whole item is over the budget: its first member alone is too, so the page says to point inside.
+    const whole = (await tool.execute({ action: "read", storageKey: key }, CONTEXT)).split("\n");
+    assert.equal(whole[1], "member 0 of 2 alone is over the 1000B one read returns: read it by name with a longer pointer (list or the item's shape shows the names)");
+    assert.match(whole[0] as string, /\| object\{rows,title\} \| 100 rows$/);
+
+    // Paging through the array: every element comes back once, in order, and no page is over the budget.
+    const seen: number[] = [];
+    let offset: number | undefined;
+    let pages = 0;
+    do {
+      const answer = await tool.execute({ action: "read", storageKey: key, pointer: "/rows", offset }, CONTEXT);
+      const page = /^data at \/rows, elements (\d+)-(\d+) of 100 \((?:next page: offset (\d+)|the end)\): (.*)$/.exec(
+        answer.split("\n")[1] as string,
+      );
+      assert.ok(page, answer);
+      const elements = JSON.parse(page[4] as string) as Array<{ n: number }>;
+      assert.ok(Buffer.byteLength(page[4] as string) <= 1000);
+      assert.equal(elements.length, Number(page[2]) - Number(page[1]) + 1);
+      seen.push(...elements.map((row) => row.n));
+      offset = page[3] === undefined ? undefined : Number(page[3]);
+      pages++;
+    } while (offset !== undefined);
+    assert.deepEqual(seen, rows.map((row) => row.n));
+    assert.ok(pages > 2 && pages < 10, `${pages} pages`);
+
+    // A limit asks for fewer; an element by pointer is whole; past the end says how many there are.
     assert.match(
-      whole,
-      /the data is 2\.\dKB, more than one read returns \(1000B\)\. It is an object with the keys rows, title: read one with a pointer such as "\/rows"\.$/,
+      await tool.execute({ action: "read", storageKey: key, pointer: "/rows", offset: 10, limit: 2 }, CONTEXT),
+      /\ndata at \/rows, elements 10-11 of 100 \(next page: offset 12\): \[\{"n":10,"text":"row text"\},\{"n":11,"text":"row text"\}\]$/,
     );
-    assert.ok(!whole.includes("row text"));
-    const rowsOnly = await tool.execute({ action: "read", storageKey: key, pointer: "/rows" }, CONTEXT);
-    assert.match(rowsOnly, /the data at \/rows is .* an array of 100 elements: read them a few at a time with pointers such as "\/rows\/0"\.$/);
-    const one = await tool.execute({ action: "read", storageKey: key, pointer: "/rows/42" }, CONTEXT);
-    assert.match(one, /data at \/rows\/42: \{"n":42,"text":"row text"\}$/);
-    const text = keyOf(await tool.execute({ action: "write", data: "y".repeat(2000), description: "long text" }, CONTEXT));
+    assert.match(await tool.execute({ action: "read", storageKey: key, pointer: "/rows/42" }, CONTEXT), /\ndata at \/rows\/42: \{"n":42,"text":"row text"\}$/);
     assert.match(
-      await tool.execute({ action: "read", storageKey: text }, CONTEXT),
-      /It is one string of 2000 characters, and a pointer can't read part of a string: store text this long as several smaller items\.$/,
+      await tool.execute({ action: "read", storageKey: key, pointer: "/rows", offset: 500 }, CONTEXT),
+      /\ndata at \/rows: nothing from offset 500; it has 100 elements$/,
+    );
+
+    // Text: characters, and an array element too big for a page says to read inside it.
+    const text = keyOf(await tool.execute({ action: "write", data: ["é".repeat(2000)], description: "long text" }, CONTEXT));
+    assert.equal(
+      (await tool.execute({ action: "read", storageKey: text }, CONTEXT)).split("\n")[1],
+      'element 0 of 1 alone is over the 1000B one read returns: read inside it with pointer "/0"',
+    );
+    const chars = await tool.execute({ action: "read", storageKey: text, pointer: "/0", offset: 1990 }, CONTEXT);
+    assert.match(chars, /\ndata at \/0, characters 1990-1999 of 2000 \(the end\): "é{10}"$/);
+    const first = await tool.execute({ action: "read", storageKey: text, pointer: "/0" }, CONTEXT);
+    assert.match(first, /\ndata at \/0, characters 0-498 of 2000 \(next page: offset 499\): "é{499}"$/);
+  });
+
+  it("append adds a batch to a running array or text in place, and says what the item is now", async (t) => {
+    const { tool, client } = hostTool(t);
+    const key = keyOf(
+      await tool.execute({ action: "write", data: '{"summaries":["s1","s2"],"log":"a"}', description: "2 summaries" }, CONTEXT),
+    );
+    const appended = await tool.execute(
+      { action: "append", storageKey: key, pointer: "/summaries", data: '["s3","s4","s5"]', description: "5 summaries" },
+      CONTEXT,
+    );
+    assert.match(appended, new RegExp(`^appended; now ${key} \\| 50B \\| \\d+s \\| object\\{summaries,log\\} \\| 5 summaries$`));
+    // Plain text, and text that would parse as a number, are added as text.
+    await tool.execute({ action: "append", storageKey: key, pointer: "/log", data: "b c" }, CONTEXT);
+    await tool.execute({ action: "append", storageKey: key, pointer: "/log", data: "42" }, CONTEXT);
+    const item = await client.read({ sessionId: SESSION, storageKey: `${SESSION}_${key}` });
+    assert.deepEqual(item.data, { summaries: ["s1", "s2", "s3", "s4", "s5"], log: "ab c42" });
+
+    const wrongType = await tool.run({ action: "append", storageKey: key, pointer: "/log", data: '["x"]' }, CONTEXT);
+    assert.equal(wrongType.ok, false);
+    assert.match(wrongType.text, /^llm_cache append failed: InvalidRequestError: .*is a string.*Next: /);
+    assert.match(
+      await tool.execute({ action: "append", storageKey: "aaaaaaaa_bbbbbbbb", data: "[1]" }, CONTEXT),
+      /^llm_cache append failed: ItemNotFoundError: /,
+    );
+  });
+
+  it("search finds words inside the data: key, pointer and snippet per match, paged with a cursor", async (t) => {
+    const { tool } = hostTool(t);
+    const emails = keyOf(
+      await tool.execute(
+        {
+          action: "write",
+          data: JSON.stringify([
+            { subject: "Lunch", body: "see you at noon" },
+            { subject: "Invoice 2231", body: "the March invoice is attached\nplease pay" },
+          ]),
+          description: "2 emails",
+        },
+        CONTEXT,
+      ),
+    );
+    const note = keyOf(await tool.execute({ action: "write", data: "Invoice for March, paid", description: "note" }, CONTEXT));
+    const all = (await tool.execute({ action: "search", query: "march INVOICE" }, CONTEXT)).split("\n");
+    assert.deepEqual(all, [
+      '2 matches for "march INVOICE" (key | pointer | snippet):',
+      `${note} | "" | Invoice for March, paid`,
+      `${emails} | /1/body | the March invoice is attached please pay`,
+    ]);
+    const page = (await tool.execute({ action: "search", query: "invoice", limit: 1 }, CONTEXT)).split("\n");
+    assert.equal(page[1], `${note} | "" | Invoice for March, paid`);
+    const cursor = /^more: search with cursor "(.+)"$/.exec(page[2] as string)?.[1];
+    assert.ok(cursor, page.join("\n"));
+    const next = (await tool.execute({ action: "search", query: "invoice", limit: 5, cursor }, CONTEXT)).split("\n");
+    assert.deepEqual(next.slice(1), [`${emails} | /1/subject | Invoice 2231`, `${emails} | /1/body | the March invoice is attached please pay`]);
+    assert.equal(await tool.execute({ action: "search", query: "zebra" }, CONTEXT), 'no cached text contains "zebra"');
+    assert.match(await tool.execute({ action: "search" }, CONTEXT), /^llm_cache search failed: InvalidRequestError: .*query/);
+  });
+
+  it("list with a query shows only the items whose description has every word", async (t) => {
+    const { tool } = hostTool(t);
+    for (const description of ["Summary of email 1: invoice from Acme", "Summary of email 2: lunch", "Acme contract"]) {
+      await tool.execute({ action: "write", data: 1, description }, CONTEXT);
+    }
+    const lines = (await tool.execute({ action: "list", query: "ACME invoice" }, CONTEXT)).split("\n");
+    assert.equal(lines[0], '1 item matching "ACME invoice", 1B in all, newest first (key | size | age | shape | description):');
+    assert.match(lines[1] as string, /\| number \| Summary of email 1: invoice from Acme$/);
+    assert.equal(await tool.execute({ action: "list", query: "zebra" }, CONTEXT), 'no items matching "zebra"');
+    assert.match(
+      await tool.execute({ action: "list", limit: 500 }, CONTEXT),
+      /^llm_cache list failed: InvalidRequestError: limit is more than 100 results per page \(got 500\)\. Next: .*cursor/,
     );
   });
 
@@ -112,7 +216,7 @@ describe("actions", () => {
     for (const n of [1, 2, 3]) await tool.execute({ action: "write", data: n, description: `item ${n}` }, CONTEXT);
 
     const page1 = (await tool.execute({ action: "list", limit: 2 }, CONTEXT)).split("\n");
-    assert.equal(page1[0], "2 of 3 items, 3B in all, newest first (key | size | age | description):");
+    assert.equal(page1[0], "2 of 3 items, 3B in all, newest first (key | size | age | shape | description):");
     assert.match(page1[1] as string, / \| item 3$/);
     assert.match(page1[2] as string, / \| item 2$/);
     const cursor = /^more: list with cursor "(.+)"$/.exec(page1[3] as string)?.[1];
@@ -130,7 +234,7 @@ describe("actions", () => {
       { action: "update", storageKey: key, data: [1, 2, 3], description: "15 of 15 done" },
       CONTEXT,
     );
-    assert.match(updated, new RegExp(`^updated ${key} \\| 7B \\| \\d+s \\| 15 of 15 done$`));
+    assert.match(updated, new RegExp(`^updated ${key} \\| 7B \\| \\d+s \\| array\\[3\\] of number \\| 15 of 15 done$`));
     assert.match(await tool.execute({ action: "stats" }, CONTEXT), /^1 item, 7B used, 50MB of 50MB free; created \d+s ago, last used \d+s ago$/);
     assert.equal(await tool.execute({ action: "delete", storageKey: key }, CONTEXT), `deleted ${key}, freed 7B`);
     assert.equal(await tool.execute({ action: "stats" }, CONTEXT), "the cache of this session is empty; 50MB free");
@@ -201,10 +305,10 @@ describe("what a 50-item list costs", () => {
     const list = await tool.execute({ action: "list" }, CONTEXT);
     const lines = list.split("\n");
     assert.equal(lines.length, 51, "a header and 50 items, no cursor");
-    assert.match(lines[0] as string, /^50 items, \d+\.\dKB in all, newest first \(key \| size \| age \| description\):$/);
+    assert.match(lines[0] as string, /^50 items, \d+\.\dKB in all, newest first \(key \| size \| age \| shape \| description\):$/);
     for (const line of lines.slice(1)) {
       assert.match(line, ITEM_LINE);
-      assert.match(line, / \| \d+B \| 3m \| Summary of email \d+\/50: /);
+      assert.match(line, / \| \d+B \| 3m \| object\{from,subject,summary\} \| Summary of email \d+\/50: /);
     }
     assert.ok(!list.includes(SESSION), "the session id is not repeated on every line");
 
@@ -212,8 +316,9 @@ describe("what a 50-item list costs", () => {
     t.diagnostic(`a 50-item list is ${bytes} bytes (${Math.round(bytes / 50)} per item)`);
     assert.ok(bytes < 50 * 500, `${bytes} bytes is over the spec's 500 bytes per item`);
     // The lines are descriptions plus 33 bytes: key (17), size, age and separators.
-    const descriptions = lines.slice(1).reduce((sum, line) => sum + (line.split(" | ")[3] as string).length, 0);
-    assert.ok(bytes - descriptions < 50 * 40 + 100, "no more than ~40 bytes per item besides the description");
+    // Besides description and shape, a line is 36 bytes: key (17), size, age and separators.
+    const described = lines.slice(1).reduce((sum, line) => sum + (line.split(" | ")[3] as string).length + (line.split(" | ")[4] as string).length, 0);
+    assert.ok(bytes - described < 50 * 40 + 100, "no more than ~40 bytes per item besides shape and description");
   });
 });
 

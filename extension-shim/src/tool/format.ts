@@ -1,13 +1,13 @@
 /**
  * The compact text the StorageTool gives the LLM. Every byte here is spent from the LLM's context window, so
- * an item is one line, `key | size | age | description`, and nothing is said twice.
+ * an item is one line, `key | size | age | shape | description`, and nothing is said twice.
  */
 
-import type { CacheMetadata } from "../protocol.js";
+import type { CacheMetadata, JsonValue, Slice } from "../protocol.js";
 import { shortKey } from "./keys.js";
 
 /** Named once at the top of a list so that the lines themselves need no labels. */
-export const ITEM_COLUMNS = "key | size | age | description";
+export const ITEM_COLUMNS = "key | size | age | shape | description";
 
 /** Sizes as a person writes them: 812B, 1.2KB, 4.9MB (powers of 1024, as the 5 MB and 50 MB limits are). */
 export function formatSize(bytes: number): string {
@@ -25,10 +25,42 @@ export function formatAge(milliseconds: number): string {
   return `${Math.floor(seconds / 86_400)}d`;
 }
 
-/** One item as one line. Line breaks in a description would break the one-item-per-line layout. */
+/**
+ * One item as one line. Line breaks in a description would break the one-item-per-line layout. The shape
+ * ("array[50] of {from,subject,summary}") lets the LLM aim a pointer without reading; an item written by a
+ * host older than shapes shows "?".
+ */
 export function itemLine(item: CacheMetadata, now: number): string {
-  const description = item.description.replace(/[\r\n]+/g, " ");
-  return `${shortKey(item.storageKey, item.sessionId)} | ${formatSize(item.dataSize)} | ${formatAge(now - item.timestamp)} | ${description}`;
+  const shape = item.shape || "?";
+  const age = formatAge(now - item.timestamp);
+  return `${shortKey(item.storageKey, item.sessionId)} | ${formatSize(item.dataSize)} | ${age} | ${shape} | ${oneLine(item.description)}`;
+}
+
+/** Text on one line: line breaks become spaces. */
+export function oneLine(text: string): string {
+  return text.replace(/[\r\n]+/g, " ");
+}
+
+/**
+ * The line that introduces one page of a read: which part of the value it is and where the next page starts.
+ * `where` is " at <pointer>" or "". A page that is empty because its first element alone is over the budget
+ * says how to read inside that element instead.
+ */
+export function pageLine(page: JsonValue, slice: Slice, pointer: string, maxBytes: number): string {
+  const where = pointer ? ` at ${pointer}` : "";
+  const unit = Array.isArray(page) ? "elements" : typeof page === "string" ? "characters" : "members";
+  const { offset, count, total, nextOffset } = slice;
+  if (count === 0 && nextOffset !== null) {
+    const one = unit.slice(0, -1);
+    const inside =
+      unit === "elements"
+        ? `read inside it with pointer "${pointer}/${offset}"`
+        : "read it by name with a longer pointer (list or the item's shape shows the names)";
+    return `${one} ${offset} of ${total}${where} alone is over the ${formatSize(maxBytes)} one read returns: ${inside}`;
+  }
+  if (count === 0) return `data${where}: nothing from offset ${offset}; it has ${total} ${unit}`;
+  const next = nextOffset === null ? "the end" : `next page: offset ${nextOffset}`;
+  return `data${where}, ${unit} ${offset}-${offset + count - 1} of ${total} (${next})`;
 }
 
 /**

@@ -21,16 +21,20 @@ Small results that fit easily in context don't need the cache.
 
 **Write** with \`{"action": "write", "data": "<JSON text>", "description": "..."}\`. \`data\` is the value as JSON text: \`"{\\"from\\": \\"ana@example.com\\", \\"summary\\": \\"...\\"}"\`, \`"[1, 2, 3]"\`, \`"42"\`; text that isn't JSON (a plain summary) is cached as that text. The answer shows the item's metadata, never the data. The description is all you will see of the item later, so say what it holds and how much: "Summary of email 7/50: Ana re Q3 budget, asks for numbers by Friday (120 words)". Descriptions are cut at 300 characters. One item holds at most 5 MB; this conversation's cache holds at most 50 MB.
 
-**Reading the metadata.** \`write\`, \`update\` and \`list\` show one line per item:
+**Reading the metadata.** \`write\`, \`append\`, \`update\` and \`list\` show one line per item:
 
-    key | size | age | description
-    a7b3c9d2_f4e8a1b6 | 1.2KB | 3m | Summary of email 7/50: Ana re Q3 budget, ...
+    key | size | age | shape | description
+    a7b3c9d2_f4e8a1b6 | 41.2KB | 3m | array[50] of {from,subject,summary} | Summaries of emails 1-50 ...
 
-\`key\` names the item: pass it as \`storageKey\`, exactly as shown. \`size\` is the size of the data, which is what reading it costs you. \`age\` is how long ago it was written or last updated. \`list\` shows the newest items first, 50 to a page; when there are more it ends with a cursor to pass to the next \`list\`. \`stats\` shows the totals and the free space.
+\`key\` names the item: pass it as \`storageKey\`, exactly as shown. \`size\` is what reading all of it would cost you. \`shape\` shows how the data is built, so you can point into it without reading it: \`array[50] of {from,subject,summary}\`, \`object{emails,total}\`, \`string(48213)\` (characters). \`list\` shows the newest items first, 50 to a page, and ends with a cursor when there are more; \`"query": "invoice"\` lists only items whose description has those words. \`stats\` shows the totals and the free space.
 
-**Read** with \`{"action": "read", "storageKey": "..."}\`. To pull in only one part of a large item, add a JSON pointer: \`"pointer": "/emails/3"\` reads one element of the \`emails\` array, \`"/emails/3/subject"\` one field of it. Read what the next step needs, not everything at once.
+**Read** with \`{"action": "read", "storageKey": "..."}\`. A JSON pointer reads one part: \`"pointer": "/emails/3"\` one element of the \`emails\` array, \`"/emails/3/subject"\` one field of it. A long value comes back one page at a time (about 12 KB: elements of an array, members of an object, characters of a text); the answer says which part you got and the \`offset\` of the next page, e.g. \`{"action": "read", "storageKey": "...", "pointer": "/emails", "offset": 20}\`. \`limit\` asks for fewer. Read what the next step needs, not everything.
 
-**Update** an item in place with \`{"action": "update", "storageKey": "...", "data": "...", "description": "..."}\` (data, description or both), for example to add the next batch to a running result. **Delete** items you no longer need with \`{"action": "delete", "storageKey": "..."}\`. The whole cache of a conversation is removed when the conversation ends.
+**Search** inside the cached data with \`{"action": "search", "query": "invoice March"}\`: each match is \`key | pointer | snippet\`, so you read exactly the string that matched (\`read\` with that key and pointer).
+
+**Build results up with append.** To add the next batch to a running result, don't read it back and rewrite it: \`{"action": "append", "storageKey": "...", "data": "[\\"summary 46\\", \\"summary 47\\"]", "description": "Summaries of emails 1-47"}\` adds the array's elements to the array in the item (\`pointer\` names an array inside it); text appended to a text is added at its end. **Update** replaces an item's data or description; **delete** removes an item you no longer need. The whole cache of a conversation is removed when the conversation ends.
+
+**Pass cached data to another tool without reading it.** Where a tool's description says it accepts llm_cache references, put \`{{llm_cache:KEY}}\` (or \`{{llm_cache:KEY/pointer}}\`) inside a string argument: the tool receives the data in its place, a text as it is and an array's elements one per paragraph. For example, write a document from 50 cached summaries with \`"body": "# Inbox summary\\n\\n{{llm_cache:a7b3c9d2_f4e8a1b6}}"\`. An argument that is all data can be \`{"$llm_cache": "KEY", "pointer": "/emails/3"}\`. Another tool's result over 10 KB may arrive already cached: you then see its key, shape and a short preview, and read, search or pass it like any item.
 
 **When a call fails**, the answer says what went wrong and what to do next:
 - quota exceeded: delete items you no longer need (\`list\` shows their sizes) or store smaller summaries;
@@ -42,8 +46,8 @@ Small results that fit easily in context don't need the cache.
 /** What the section adds for a strict definition, whose calls carry every parameter. */
 export const STRICT_PROMPT_NOTE =
   "\nEvery `llm_cache` call lists all of its parameters: give `null` to each one the action doesn't use, e.g. " +
-  '`{"action": "list", "data": null, "description": null, "storageKey": null, "pointer": null, "limit": null, ' +
-  '"cursor": null, "customMetadata": null}`.\n';
+  '`{"action": "list", "data": null, "description": null, "storageKey": null, "pointer": null, "offset": null, ' +
+  '"limit": null, "query": null, "cursor": null, "customMetadata": null}`.\n';
 
 /** The section for the definition variant the agent sends; the plain text unless the variant is strict. */
 export function cachePrompt(variant: DefinitionVariant = "openaiResponses"): string {

@@ -32,12 +32,15 @@ export interface ToolSpec {
 
 export const STORAGE_TOOL_NAME = "llm_cache";
 
-export const CACHE_ACTIONS = ["write", "read", "list", "update", "delete", "stats"] as const;
+export const CACHE_ACTIONS = ["write", "read", "append", "list", "search", "update", "delete", "stats"] as const;
 export type CacheAction = (typeof CACHE_ACTIONS)[number];
 
 /** Items per `list` page unless the LLM asks for another number: 50 lines are about 6 KB. */
 export const DEFAULT_LIST_LIMIT = 50;
-export const MAX_LIST_LIMIT = 100;
+/** Matches per `search` page: 10 snippets are about 2 KB. */
+export const DEFAULT_SEARCH_LIMIT = 10;
+/** The most items or matches one `list` or `search` page shows. */
+export const MAX_PAGE_LIMIT = 100;
 
 export const STORAGE_TOOL_SPEC: ToolSpec = {
   name: STORAGE_TOOL_NAME,
@@ -45,47 +48,66 @@ export const STORAGE_TOOL_SPEC: ToolSpec = {
   description:
     "Cache for large intermediate results (many items, results over 10 KB, multi-step work), kept outside your " +
     "context for this conversation. write stores data and answers with one line of metadata (key | size | age | " +
-    "description); list shows those lines, newest first; read returns an item's data, or one part of it with a " +
-    "JSON pointer. Pass data as JSON text: '{\"from\":\"ana@example.com\",\"summary\":\"...\"}', '[1,2]', '42', " +
-    "'true'; text that isn't JSON is cached as that text.",
+    "shape | description); list shows those lines, newest first; read returns an item's data, a part of it by " +
+    "JSON pointer, a page at a time when it is long; append adds to a running array or text; search finds text " +
+    "inside the data. Pass data as JSON text: '{\"from\":\"ana@example.com\",\"summary\":\"...\"}', '[1,2]', " +
+    "'42'; text that isn't JSON is cached as that text.",
   parameters: {
     action: {
       type: "string",
       enum: CACHE_ACTIONS,
       description:
-        "write: cache data. read: get an item's data. list: the items' metadata, newest first. update: change an " +
-        "item's data or description. delete: remove an item. stats: the session's totals and free space.",
+        "write: cache data. read: get an item's data, or a page of it. append: add elements to an array (or text " +
+        "to a text) in an item. list: the items' metadata, newest first. search: find words inside the cached " +
+        "data. update: replace an item's data or description. delete: remove an item. stats: totals and free space.",
     },
     data: {
       type: "string",
       description:
         "write, update: the value to cache, as JSON text (an object, array, number, true/false or a quoted " +
-        "string); other text is cached as it is. At most 5 MB.",
+        "string); other text is cached as it is. At most 5 MB. append: a JSON array whose elements are added, " +
+        "or text to add to a text.",
     },
     description: {
       type: "string",
       maxLength: MAX_DESCRIPTION_CHARS,
       description:
-        "write (required), update: what the item holds and how much, e.g. 'Summary of email 7/50: Ana re Q3 " +
-        `budget (120 words)'. You see this later instead of the data. At most ${MAX_DESCRIPTION_CHARS} characters.`,
+        "write (required), update, append: what the item holds and how much, e.g. 'Summary of email 7/50: Ana " +
+        `re Q3 budget (120 words)'. You see this later instead of the data. At most ${MAX_DESCRIPTION_CHARS} characters.`,
     },
     storageKey: {
       type: "string",
-      description: "read, update, delete: the item's key exactly as write or list showed it.",
+      description: "read, append, update, delete: the item's key exactly as write, list or search showed it.",
     },
     pointer: {
       type: "string",
-      description: "read: a JSON pointer to read only one part of the data, e.g. '/emails/3/subject'.",
+      description:
+        "read: a JSON pointer to read only one part of the data, e.g. '/emails/3/subject'. append: the array or " +
+        "text inside the item to add to, e.g. '/summaries'; the whole item when absent.",
+    },
+    offset: {
+      type: "integer",
+      minimum: 0,
+      description:
+        "read: where a page starts: an element of an array, a member of an object or a character of a text, " +
+        "from 0. A read that doesn't return everything says which offset comes next.",
     },
     limit: {
       type: "integer",
       minimum: 1,
-      maximum: MAX_LIST_LIMIT,
-      description: `list: items per page, 1 to ${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT}).`,
+      description:
+        `list, search: results per page, 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_LIST_LIMIT} items, ` +
+        `${DEFAULT_SEARCH_LIMIT} matches). read: the most elements, members or characters to return.`,
+    },
+    query: {
+      type: "string",
+      description:
+        "list: only items whose description contains every one of these words. search (required): words to " +
+        "find in the cached data; each match gives its key, pointer and a snippet.",
     },
     cursor: {
       type: "string",
-      description: "list: the cursor the previous page gave, to get the next page.",
+      description: "list, search: the cursor the previous page gave, to get the next page.",
     },
     customMetadata: {
       type: "string",

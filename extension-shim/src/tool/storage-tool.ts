@@ -17,17 +17,19 @@ import type { NativeCacheClient } from "../client.js";
 import { CacheError, InvalidRequestError } from "../errors.js";
 import { utf8Length } from "../protocol.js";
 import { STORAGE_TOOL_DEFINITIONS, type ToolDefinitions } from "./definitions.js";
-import { ITEM_COLUMNS, describeShape, formatAge, formatSize, itemLine } from "./format.js";
+import { ITEM_COLUMNS, describeShape, formatAge, formatSize, itemLine, oneLine, pageLine } from "./format.js";
 import { fullKey, keyIdFor, shortKey } from "./keys.js";
-import { CACHE_ACTIONS, DEFAULT_LIST_LIMIT, STORAGE_TOOL_NAME } from "./spec.js";
+import { CACHE_ACTIONS, DEFAULT_LIST_LIMIT, DEFAULT_SEARCH_LIMIT, MAX_PAGE_LIMIT, STORAGE_TOOL_NAME } from "./spec.js";
 
-export { CACHE_ACTIONS, DEFAULT_LIST_LIMIT, STORAGE_TOOL_NAME } from "./spec.js";
+export { CACHE_ACTIONS, DEFAULT_LIST_LIMIT, DEFAULT_SEARCH_LIMIT, MAX_PAGE_LIMIT, STORAGE_TOOL_NAME } from "./spec.js";
 
 /**
- * The most data one `read` returns. A 5 MB item would swamp any context window, so a bigger value is
- * described instead (its shape, and how to point into it). An option, because an extension may know better.
+ * The most data one `read` returns, as bytes of JSON text: 12 KB, about 3,000 tokens. A longer value comes
+ * back a page at a time (elements of an array, members of an object, characters of a text), each page saying
+ * where the next starts; the host cuts the page, so a page of a 5 MB item costs what the page costs. An
+ * option, because an extension whose model has a large context may want bigger pages.
  */
-export const DEFAULT_MAX_READ_BYTES = 256 * 1024;
+export const DEFAULT_MAX_READ_BYTES = 12 * 1024;
 
 /** Who is calling: the agent's session and, when it has them, its task and turn. */
 export interface ToolContext {
@@ -59,7 +61,9 @@ interface ToolArgs {
   description?: unknown;
   storageKey?: unknown;
   pointer?: unknown;
+  offset?: unknown;
   limit?: unknown;
+  query?: unknown;
   cursor?: unknown;
   customMetadata?: unknown;
 }
@@ -104,8 +108,12 @@ export class StorageTool {
         return this.#write(input, context);
       case "read":
         return this.#read(input, context);
+      case "append":
+        return this.#append(input, context);
       case "list":
         return this.#list(input, context);
+      case "search":
+        return this.#search(input, context);
       case "update":
         return this.#update(input, context);
       case "delete":
@@ -134,43 +142,86 @@ export class StorageTool {
   }
 
   async #read(input: ToolArgs, context: ToolContext): Promise<string> {
-    const pointer = input.pointer as string | undefined;
+    const pointer = (input.pointer as string | undefined) ?? "";
     const item = await this.#client.read({
       sessionId: context.sessionId,
       storageKey: hostKey(input.storageKey, context),
-      pointer,
+      pointer: input.pointer as string | undefined,
+      offset: input.offset as number | undefined,
+      limit: input.limit as number | undefined,
+      maxBytes: this.#maxReadBytes,
     });
     const lines = [itemLine(item, this.#now())];
-    if (item.customMetadata !== undefined) lines.push(`customMetadata: ${JSON.stringify(item.customMetadata)}`);
-    const where = pointer ? ` at ${pointer}` : "";
+    const later = item.slice !== undefined && item.slice.offset > 0;
+    if (item.customMetadata !== undefined && !later) lines.push(`customMetadata: ${JSON.stringify(item.customMetadata)}`);
     const text = JSON.stringify(item.data);
-    const bytes = utf8Length(text);
-    if (bytes > this.#maxReadBytes) {
+    if (item.slice !== undefined) {
+      const intro = pageLine(item.data, item.slice, pointer, this.#maxReadBytes);
+      lines.push(item.slice.count === 0 ? intro : `${intro}: ${text}`);
+    } else if (utf8Length(text) > this.#maxReadBytes) {
+      // A host older than maxBytes sent the whole value.
+      const where = pointer ? ` at ${pointer}` : "";
       lines.push(
-        `the data${where} is ${formatSize(bytes)}, more than one read returns (${formatSize(this.#maxReadBytes)}). ` +
-          describeShape(item.data, pointer ?? ""),
+        `the data${where} is ${formatSize(utf8Length(text))}, more than one read returns ` +
+          `(${formatSize(this.#maxReadBytes)}). ${describeShape(item.data, pointer)}`,
       );
     } else {
-      lines.push(`data${where}: ${text}`);
+      lines.push(`data${pointer ? ` at ${pointer}` : ""}: ${text}`);
     }
     return lines.join("\n");
   }
 
+  async #append(input: ToolArgs, context: ToolContext): Promise<string> {
+    const item = await this.#client.append({
+      sessionId: context.sessionId,
+      storageKey: hostKey(input.storageKey, context),
+      pointer: input.pointer as string | undefined,
+      data: appendData(input.data),
+      description: input.description as string | undefined,
+    });
+    return `appended; now ${itemLine(item, this.#now())}`;
+  }
+
   async #list(input: ToolArgs, context: ToolContext): Promise<string> {
+    const query = input.query as string | undefined;
     const page = await this.#client.list({
       sessionId: context.sessionId,
-      limit: (input.limit as number | undefined) ?? DEFAULT_LIST_LIMIT,
+      limit: pageLimit(input.limit, DEFAULT_LIST_LIMIT),
       cursor: input.cursor as string | undefined,
+      query,
     });
-    if (page.itemCount === 0) return "the cache of this session is empty";
+    const matching = query === undefined ? "" : ` matching "${oneLine(query)}"`;
+    if (page.itemCount === 0) return query === undefined ? "the cache of this session is empty" : `no items${matching}`;
     const count =
       page.items.length === page.itemCount
         ? itemCount(page.itemCount)
         : `${page.items.length} of ${itemCount(page.itemCount)}`;
     const now = this.#now();
-    const lines = [`${count}, ${formatSize(page.totalSize)} in all, newest first (${ITEM_COLUMNS}):`];
+    const lines = [`${count}${matching}, ${formatSize(page.totalSize)} in all, newest first (${ITEM_COLUMNS}):`];
     for (const item of page.items) lines.push(itemLine(item, now));
     if (page.nextCursor !== null) lines.push(`more: list with cursor "${page.nextCursor}"`);
+    return lines.join("\n");
+  }
+
+  async #search(input: ToolArgs, context: ToolContext): Promise<string> {
+    const query = input.query as string;
+    const cursor = input.cursor as string | undefined;
+    const result = await this.#client.search({
+      sessionId: context.sessionId,
+      query,
+      limit: pageLimit(input.limit, DEFAULT_SEARCH_LIMIT),
+      cursor,
+    });
+    const words = typeof query === "string" ? oneLine(query) : "";
+    if (result.matches.length === 0) {
+      return cursor === undefined ? `no cached text contains "${words}"` : `no more matches for "${words}"`;
+    }
+    const count = result.matches.length === 1 ? "1 match" : `${result.matches.length} matches`;
+    const lines = [`${count} for "${words}" (key | pointer | snippet):`];
+    for (const match of result.matches) {
+      lines.push(`${shortKey(match.storageKey, context.sessionId)} | ${match.pointer || '""'} | ${oneLine(match.snippet)}`);
+    }
+    if (result.nextCursor !== null) lines.push(`more: search with cursor "${result.nextCursor}"`);
     return lines.join("\n");
   }
 
@@ -251,6 +302,32 @@ export function parseData(data: unknown): unknown {
     return data;
   }
   return typeof parsed === "number" && String(parsed) !== data.trim() ? data : parsed;
+}
+
+/**
+ * What `append` adds: a JSON array's elements, or text. Text that parses as something else (a number, an
+ * object) is added as the text it is, since only an array or a string can be appended.
+ */
+function appendData(data: unknown): unknown {
+  const parsed = parseData(data);
+  return typeof data === "string" && typeof parsed !== "string" && !Array.isArray(parsed) ? data : parsed;
+}
+
+/**
+ * A page size for list or search: the default when absent, and never more than a page the context can take.
+ * A value that isn't a number goes to the host as it is, whose check names it.
+ */
+function pageLimit(limit: unknown, fallback: number): number {
+  if (limit === undefined) return fallback;
+  if (typeof limit === "number" && limit > MAX_PAGE_LIMIT) {
+    throw new InvalidRequestError({
+      message: `limit is more than ${MAX_PAGE_LIMIT} results per page`,
+      expected: `an integer from 1 to ${MAX_PAGE_LIMIT}`,
+      actual: limit,
+      suggestion: `call llm_cache again with a limit of at most ${MAX_PAGE_LIMIT}, and page on with the cursor`,
+    });
+  }
+  return limit as number;
 }
 
 /** customMetadata as JSON text of an object (or an object, from callers that aren't LLMs). */
