@@ -87,4 +87,37 @@ describe("browserx's tools in Chromium", { skip: SKIP, timeout: 120_000 }, () =>
     assert.equal(bytes.value.data.quota.total, 102_400);
     assert.ok(bytes.value.data.bytesInUse > 0, JSON.stringify(bytes.value));
   });
+
+  it("keeps bulk data out of the context: append, search, an offloaded result and a reference, in the worker", async () => {
+    const outcome = await s.browser.run(
+      async () => {
+        const cache = globalThis.llmCache;
+        const context = { sessionId: "conv_e2e-flow", turnId: "turn_1", toolName: "llm_cache" };
+        const call = (parameters) => cache.browserx.llmCache.handler(parameters, context);
+        // Summaries, written and appended in two batches, then found by a word inside them.
+        const written = await call({ action: "write", data: '["Ana: Q3 numbers by Friday."]', description: "1 summary" });
+        const key = /^cached ([a-z0-9]{8}_[a-z0-9]{8}) \|/.exec(written)[1];
+        const appended = await call({ action: "append", storageKey: key, data: '["Bo: the invoice is late."]', description: "2 summaries" });
+        const found = await call({ action: "search", query: "invoice" });
+        // A 40 KB result from another tool, offloaded; then a document whose body is a reference.
+        const readEmail = cache.offloadLargeResults("read_email", async () => ({ body: "x".repeat(40_000) }));
+        const shown = await readEmail({ n: 1 }, context);
+        const documents = [];
+        const writeDoc = cache.withReferences(async (args) => {
+          documents.push(args.body);
+          return "written";
+        });
+        await writeDoc({ body: `{{llm_cache:${key}}}` }, context);
+        await cache.endSession(context.sessionId);
+        return { appended, found, shown, documents };
+      },
+      {},
+      { what: "append, search, offload and reference" },
+    );
+    assert.match(outcome.appended, /^appended; now [a-z0-9_]+ \| \d+B \| \d+s \| array\[2\] of string \| 2 summaries$/);
+    assert.match(outcome.found, /^1 match for "invoice" \(key \| pointer \| snippet\):\n[a-z0-9_]+ \| \/1 \| Bo: the invoice is late\.$/);
+    assert.match(outcome.shown, /^read_email's result \(39\.1KB\) was cached instead of shown:\n[a-z0-9_]+ \| 39\.1KB \| \d+s \| object\{body\} \| /);
+    assert.ok(Buffer.byteLength(outcome.shown) < 1024, outcome.shown);
+    assert.deepEqual(outcome.documents, ["Ana: Q3 numbers by Friday.\n\nBo: the invoice is late."]);
+  });
 });
