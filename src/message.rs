@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::error::{CacheError, ErrorCode, json_type_name};
+use crate::json::scan::members;
 use crate::limits::MAX_ID_BYTES;
 
 /// A request's fields, each the raw JSON text the client sent (JSON `null` reads as absent).
@@ -94,7 +95,18 @@ impl<'a> Fields<'a> {
                 Err(e) => format!("invalid JSON: {e}"),
             }));
         }
-        serde_json::from_str(text).map_err(|e| not_a_request(format!("invalid JSON: {e}")))
+        let fields: Fields<'a> = serde_json::from_str(text).map_err(|e| not_a_request(format!("invalid JSON: {e}")))?;
+        // serde refuses a known field given twice, but not an unknown one; PROTOCOL.md refuses both.
+        if let Some(name) = duplicate_member(text) {
+            return Err(CacheError::new(
+                ErrorCode::InvalidRequestError,
+                format!("the request has the field {name:?} twice"),
+                "send each field once",
+            )
+            .expected("a JSON object whose member names differ")
+            .actual(format!("{name:?} twice")));
+        }
+        Ok(fields)
     }
 
     /// The usable id of a frame that [`Fields::parse`] refused, if it has one (an object with a
@@ -131,11 +143,27 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// Whether an id can be echoed: a string of at most 256 bytes, or an integer.
+/// The first member name that the JSON object `text` has twice, if any (names compared decoded).
+fn duplicate_member(text: &str) -> Option<String> {
+    let bytes = text.trim_start().as_bytes();
+    let mut seen = std::collections::HashSet::new();
+    for member in members(bytes) {
+        let member = member?;
+        let raw = std::str::from_utf8(&bytes[member.name.0..member.name.1]).ok()?;
+        let name = serde_json::from_str::<String>(raw).unwrap_or_else(|_| raw.to_owned());
+        if let Some(name) = seen.replace(name) {
+            return Some(name);
+        }
+    }
+    None
+}
+
+/// Whether an id can be echoed: a string of at most 256 bytes, or an integer (`-0` is one too).
 fn is_usable_id(id: &RawValue) -> bool {
-    match serde_json::from_str::<serde_json::Value>(id.get()) {
+    let text = id.get();
+    match serde_json::from_str::<serde_json::Value>(text) {
         Ok(serde_json::Value::String(s)) => s.len() <= MAX_ID_BYTES,
-        Ok(serde_json::Value::Number(n)) => n.is_i64() || n.is_u64(),
+        Ok(serde_json::Value::Number(n)) => n.is_i64() || n.is_u64() || text.parse::<i64>().is_ok(),
         _ => false,
     }
 }
@@ -146,8 +174,17 @@ fn is_usable_id(id: &RawValue) -> bool {
 /// `InvalidRequestError` if the field is there but is not a string.
 pub fn optional_string(raw: Option<&RawValue>, field: &str) -> Result<Option<String>, CacheError> {
     raw.map(|raw| {
-        serde_json::from_str::<String>(raw.get())
-            .map_err(|_| CacheError::invalid_field(field, "a string", json_type_name(raw.get())))
+        serde_json::from_str::<String>(raw.get()).map_err(|_| match json_type_name(raw.get()) {
+            // A JSON string that is not Unicode text: an escaped surrogate without its other half.
+            "a string" => CacheError::new(
+                ErrorCode::InvalidRequestError,
+                format!("`{field}` holds an unpaired surrogate escape (such as \\ud800), which is not Unicode text"),
+                format!("send `{field}` as text whose surrogate escapes come in pairs, as JSON.stringify of a well-formed string does"),
+            )
+            .expected("a string of Unicode text")
+            .actual("a string with an unpaired surrogate escape"),
+            other => CacheError::invalid_field(field, "a string", other),
+        })
     })
     .transpose()
 }

@@ -3,9 +3,6 @@
 //! Nothing here touches the store or the wire, so each rule is tested on its own below.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
-
-use serde_json::value::RawValue;
 
 use crate::error::{CacheError, ErrorCode};
 use crate::limits::MAX_DESCRIPTION_CHARS;
@@ -167,39 +164,6 @@ pub fn compact_json(json: &str) -> Cow<'_, str> {
     Cow::Owned(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
-/// The part of the JSON text `json` that the RFC 6901 `pointer` names, as the exact text stored (no
-/// re-serialisation: key order, number spelling and escapes stay as written), or `None` if nothing is
-/// there. Only the containers on the pointer's path are parsed, one level at a time.
-///
-/// # Errors
-/// A `serde_json` error if a container on the path can't be parsed.
-pub fn resolve_pointer<'a>(json: &'a RawValue, pointer: &str) -> Result<Option<&'a RawValue>, serde_json::Error> {
-    let Some(path) = pointer.strip_prefix('/') else {
-        return Ok(pointer.is_empty().then_some(json));
-    };
-    let mut current = json;
-    for token in path.split('/') {
-        let token = token.replace("~1", "/").replace("~0", "~");
-        let next = match current.get().as_bytes().first() {
-            Some(b'{') => {
-                let members: HashMap<Cow<'a, str>, &'a RawValue> = serde_json::from_str(current.get())?;
-                members.get(token.as_str()).copied()
-            }
-            Some(b'[') => {
-                let elements: Vec<&'a RawValue> = serde_json::from_str(current.get())?;
-                let is_index = token == "0" || (!token.starts_with('0') && token.bytes().all(|b| b.is_ascii_digit()));
-                token.parse::<usize>().ok().filter(|_| is_index).and_then(|i| elements.get(i).copied())
-            }
-            _ => None,
-        };
-        match next {
-            Some(value) => current = value,
-            None => return Ok(None),
-        }
-    }
-    Ok(Some(current))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -327,25 +291,5 @@ mod tests {
         assert_eq!(compact_json("{ \"a b\" : [ 1 ,\n\t2 ] }"), r#"{"a b":[1,2]}"#);
         assert_eq!(compact_json(r#"[ "x \" y", "\\", " " ]"#), r#"["x \" y","\\"," "]"#);
         assert_eq!(compact_json(" \"é 😀\" "), "\"é 😀\"");
-    }
-
-    fn raw(json: &str) -> &RawValue {
-        serde_json::from_str(json).unwrap()
-    }
-
-    #[test]
-    fn pointers_return_the_exact_stored_text() {
-        let doc = raw(r#"{"b":1.50,"a":{"x/y":[10,{"z~":"\u00e9\ud800"}],"":0},"n":123456789012345678901234567890}"#);
-        let get = |p: &str| resolve_pointer(doc, p).unwrap().map(|v| v.get().to_owned());
-        assert_eq!(get("").as_deref(), Some(doc.get()));
-        assert_eq!(get("/b").as_deref(), Some("1.50"));
-        assert_eq!(get("/n").as_deref(), Some("123456789012345678901234567890"));
-        assert_eq!(get("/a/x~1y/0").as_deref(), Some("10"));
-        assert_eq!(get("/a/x~1y/1/z~0").as_deref(), Some(r#""\u00e9\ud800""#));
-        assert_eq!(get("/a/").as_deref(), Some("0"));
-        assert_eq!(get("/a/x~1y/1").as_deref(), Some(r#"{"z~":"\u00e9\ud800"}"#));
-        for missing in ["/c", "/a/x~1y/2", "/a/x~1y/01", "/a/x~1y/-", "/b/0", "/a/x~1y/+1", "x"] {
-            assert_eq!(get(missing), None, "{missing}");
-        }
     }
 }

@@ -202,5 +202,6 @@ transcripts!(
     unavailable,
     slices,
     append,
-    search
+    search,
+    hostile_input
 );

@@ -24,10 +24,10 @@ use serde_json::value::RawValue;
 
 use crate::clock::Clock;
 use crate::error::{CacheError, ErrorCode, json_type_name};
-use crate::json::search::Query;
+use crate::json::{self, pointer::PointerError, search::Query};
 use crate::limits::{MAX_CUSTOM_METADATA_BYTES, MAX_ITEM_BYTES, SESSION_QUOTA_BYTES, TOUCH_GRANULARITY_MS};
 use crate::message::{Fields, required_string};
-use crate::rules::{check_session_id, compact_json, parse_storage_key, resolve_pointer, truncate_description};
+use crate::rules::{check_session_id, compact_json, parse_storage_key, truncate_description};
 use crate::store::{Dbs, ItemAt, ItemMeta, SessionRecord, Store, StoreError};
 use heed::RwTxn;
 
@@ -236,15 +236,13 @@ fn storage_key_in(fields: &Fields<'_>, session_id: &str) -> Result<String, Cache
 /// Reads the request's `pointer`: an RFC 6901 JSON pointer (empty, or starting with `/`).
 fn pointer(fields: &Fields<'_>) -> Result<Option<String>, CacheError> {
     let pointer = crate::message::optional_string(fields.pointer, "pointer")?;
-    if let Some(pointer) = &pointer
-        && !pointer.is_empty()
-        && !pointer.starts_with('/')
-    {
-        return Err(CacheError::invalid_field(
-            "pointer",
-            "an RFC 6901 JSON pointer such as /emails/3/subject",
-            "a string not starting with /",
-        ));
+    if let Some(pointer) = &pointer {
+        let wrong = match json::pointer::tokens(pointer) {
+            Ok(_) => return Ok(Some(pointer.clone())),
+            Err(PointerError::NoLeadingSlash) => "a string not starting with /",
+            Err(PointerError::BadEscape) => "a ~ not followed by 0 (for ~) or 1 (for /)",
+        };
+        return Err(CacheError::invalid_field("pointer", "an RFC 6901 JSON pointer such as /emails/3/subject", wrong));
     }
     Ok(pointer)
 }
@@ -259,9 +257,11 @@ fn value_at<'t>(
     expected: &str,
     suggestion: &str,
 ) -> Result<&'t str, CacheError> {
-    let corrupted = |e: serde_json::Error| CacheError::corrupted(storage_key, e);
-    let whole: &RawValue = serde_json::from_str(text).map_err(corrupted)?;
-    let part = resolve_pointer(whole, pointer).map_err(corrupted)?.ok_or_else(|| {
+    let tokens = json::pointer::tokens(pointer)
+        .map_err(|_| CacheError::invalid_field("pointer", "an RFC 6901 JSON pointer", "an invalid pointer"))?;
+    let found = json::pointer::find(text, &tokens)
+        .map_err(|_| CacheError::corrupted(storage_key, "its data is not well-formed JSON"))?;
+    let (start, end) = found.ok_or_else(|| {
         CacheError::new(
             ErrorCode::ItemNotFoundError,
             format!("item {storage_key} has nothing at pointer {pointer}"),
@@ -270,7 +270,7 @@ fn value_at<'t>(
         .expected(expected)
         .actual(pointer)
     })?;
-    Ok(part.get())
+    Ok(&text[start..end])
 }
 
 /// Where a pointer points, for messages: "the top of the item" or "pointer /a/b".

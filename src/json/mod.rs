@@ -3,6 +3,7 @@
 //!
 //! # Layout
 //! - [`scan`]: where a value ends; an array's elements and an object's members as byte ranges.
+//! - [`pointer`]: RFC 6901 pointers, resolved in one pass however deep.
 //! - [`slice`]: elements, members or characters `offset..offset + limit` of a value.
 //! - [`shape`]: a short description of a value's structure, e.g. `array[50] of {from,subject}`.
 //! - [`search`]: the string values that contain every word of a query, with pointers and snippets.
@@ -11,6 +12,7 @@
 //! rather than panicking where the text turns out not to be, so a damaged record is reported as
 //! `CorruptedDataError` by the caller.
 
+pub mod pointer;
 pub mod scan;
 pub mod search;
 pub mod shape;
