@@ -110,7 +110,7 @@ pub fn maintain(store: &Store, now_ms: u64) -> Result<usize, CacheError> {
     let unfinished = store.read(|txn, dbs| dbs.unfinished_cleanups(txn))?;
     for (origin, session_id) in &unfinished {
         let removed = finish(store, origin, session_id)?;
-        tracing::info!(%origin, session_id, removed.deleted_items, removed.freed_bytes, "finished an interrupted cleanup");
+        tracing::info!(origin = %origin.escape_debug(), session_id, removed.deleted_items, removed.freed_bytes, "finished an interrupted cleanup");
     }
     let cutoff = now_ms.saturating_sub(ORPHAN_AFTER_MS);
     let idle = store.read(|txn, dbs| dbs.sessions_idle_since(txn, cutoff))?;
@@ -129,7 +129,7 @@ pub fn maintain(store: &Store, now_ms: u64) -> Result<usize, CacheError> {
         })?;
         if begun {
             let removed = finish(store, origin, session_id)?;
-            tracing::info!(%origin, session_id, removed.deleted_items, removed.freed_bytes, "removed an orphaned session");
+            tracing::info!(origin = %origin.escape_debug(), session_id, removed.deleted_items, removed.freed_bytes, "removed an orphaned session");
             orphans += 1;
         }
     }

@@ -118,13 +118,14 @@ fn run_command(ctx: &Context, fields: &Fields<'_>) -> Result<crate::cmd::Success
     })
 }
 
-/// An id field as it may be logged: a short string as it is, anything else by its type only, since
-/// a client that put data in the wrong field must not get it into the log.
+/// An id field as it may be logged: a short string with its control characters escaped (so that no
+/// client can forge a log line), anything else by its type only, since a client that put data in the
+/// wrong field must not get it into the log.
 fn loggable(raw: Option<&RawValue>) -> String {
     const MAX_LOGGED: usize = 100;
     match raw.map(|raw| serde_json::from_str::<String>(raw.get())) {
         None => String::new(),
-        Some(Ok(text)) if text.len() <= MAX_LOGGED => text,
+        Some(Ok(text)) if text.len() <= MAX_LOGGED => text.escape_debug().to_string(),
         Some(Ok(text)) => format!("<a string of {} bytes>", text.len()),
         Some(Err(_)) => format!("<{}>", crate::error::json_type_name(raw.map_or("", RawValue::get))),
     }

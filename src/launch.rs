@@ -26,6 +26,10 @@ pub enum Launch {
     Invalid(String),
 }
 
+/// The longest Firefox add-on id accepted (addons.mozilla.org allows 255 characters); a longer one
+/// would not fit LMDB's 511-byte keys once the origin, session and storage key are put together.
+const MAX_ADDON_ID_BYTES: usize = 255;
+
 /// The scheme Chromium-based browsers use for extension origins.
 const CHROME_SCHEME: &str = "chrome-extension://";
 
@@ -74,10 +78,23 @@ pub fn parse(args: &[String]) -> Launch {
         ("-h" | "--help" | "help", _) => Launch::Help,
         ("-V" | "--version", _) => Launch::Version,
         (manifest, Some(addon)) if manifest.ends_with(".json") && !addon.is_empty() && !addon.starts_with('-') => {
+            if !is_addon_id(addon) {
+                return Launch::Invalid(format!(
+                    "{:?} is not a Firefox add-on id: one of at most {MAX_ADDON_ID_BYTES} printable ASCII characters, such as cache@example.org or {{8f2c…}}",
+                    addon.chars().take(80).collect::<String>()
+                ));
+            }
             Launch::Host { origin: format!("{FIREFOX_PREFIX}{addon}") }
         }
         _ => Launch::Invalid(format!("unknown arguments: {}", args.join(" "))),
     }
+}
+
+/// Whether `id` can be a Firefox add-on id: an email-like name or a `{GUID}`, so printable ASCII.
+/// Anything else (control characters, U+FFFD from a lossy conversion) is refused rather than stored
+/// under an origin another id might collide with.
+fn is_addon_id(id: &str) -> bool {
+    id.len() <= MAX_ADDON_ID_BYTES && id.bytes().all(|b| b.is_ascii_graphic())
 }
 
 #[cfg(test)]
@@ -112,7 +129,18 @@ mod tests {
             Launch::Setup(vec!["install".into(), "--browser".into(), "chromium".into()])
         );
         assert_eq!(parse_words(&["doctor"]), Launch::Setup(vec!["doctor".into()]));
-        for bad in [&[][..], &["chrome-extension://"], &["chrome-extension://a/b/"], &["serve"], &["x.json"]] {
+        let long = "a".repeat(MAX_ADDON_ID_BYTES + 1);
+        for bad in [
+            &[][..],
+            &["chrome-extension://"],
+            &["chrome-extension://a/b/"],
+            &["serve"],
+            &["x.json"],
+            &["m.json", &long],
+            &["m.json", "a\u{fffd}@x"],
+            &["m.json", "a\nb@x"],
+            &["m.json", "a b@x"],
+        ] {
             assert!(matches!(parse_words(bad), Launch::Invalid(_)), "{bad:?}");
         }
     }

@@ -15,7 +15,12 @@ use llm_cache_host::store::Store;
 use llm_cache_host::{error::CacheError, host, install, logging, paths};
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
+    // A lossy conversion would turn different ids into one origin; refuse what isn't UTF-8.
+    let args: Result<Vec<String>, _> = std::env::args_os().skip(1).map(|a| a.into_string()).collect();
+    let Ok(args) = args else {
+        eprintln!("llm-cache-host: an argument is not valid UTF-8, so it can't name an extension\n\n{USAGE}");
+        return ExitCode::from(2);
+    };
     match launch::parse(&args) {
         Launch::Host { origin } => run_host(origin),
         Launch::Setup(args) => install::cli::run(&args),
@@ -36,18 +41,24 @@ fn main() -> ExitCode {
 
 /// Host mode: stdout carries frames and nothing else from here on.
 fn run_host(origin: String) -> ExitCode {
+    restrict_new_files();
     let data_dir = paths::data_dir();
     let _log_guard = match &data_dir {
         Ok(dir) => logging::init(dir).map_err(|why| eprintln!("llm-cache-host: no log: {why}")).ok(),
-        Err(_) => None,
+        Err(why) => {
+            eprintln!("llm-cache-host: no store and no log: {why}");
+            None
+        }
     };
     let store = data_dir
         .map_err(CacheError::storage_unavailable)
         .and_then(|dir| Store::open(&paths::store_dir(&dir)))
         .map(Arc::new);
     match &store {
-        Ok(_) => tracing::info!(%origin, version = env!("CARGO_PKG_VERSION"), "host started"),
-        Err(error) => tracing::error!(%origin, message = %error.message, "host started without a store"),
+        Ok(_) => tracing::info!(origin = %origin.escape_debug(), version = env!("CARGO_PKG_VERSION"), "host started"),
+        Err(error) => {
+            tracing::error!(origin = %origin.escape_debug(), message = %error.message, "host started without a store")
+        }
     }
     let ctx = Arc::new(Context { store, origin, clock: Arc::new(SystemClock) });
 
@@ -74,5 +85,15 @@ fn run_host(origin: String) -> ExitCode {
             tracing::error!(%error, "stdin or stdout failed; exiting");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Files the host creates (logs, the store) are the owner's alone, whatever umask the browser had: they
+/// name sessions and keys, and hold people's emails and documents.
+fn restrict_new_files() {
+    #[cfg(unix)]
+    // SAFETY: umask only sets this process's file mode mask; it can't fail.
+    unsafe {
+        libc::umask(0o077);
     }
 }

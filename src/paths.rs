@@ -59,11 +59,17 @@ pub fn data_dir_for(os: Os, var: impl Fn(&str) -> Option<OsString>) -> Option<Pa
 /// The data directory of this process.
 ///
 /// # Errors
-/// `NotFound` when no variable says where the user's data lives.
+/// `NotFound` when no variable says where the user's data lives; `InvalidInput` when
+/// `LLM_CACHE_DIR` is relative, since a browser starts the host in whatever folder it likes.
 pub fn data_dir() -> io::Result<PathBuf> {
-    data_dir_for(Os::current(), |name| std::env::var_os(name)).ok_or_else(|| {
+    let dir = data_dir_for(Os::current(), |name| std::env::var_os(name)).ok_or_else(|| {
         io::Error::new(io::ErrorKind::NotFound, format!("no data directory: set {DATA_DIR_VAR} or HOME"))
-    })
+    })?;
+    if !dir.is_absolute() {
+        let why = format!("{DATA_DIR_VAR} is {}, a relative path: set it to an absolute one", dir.display());
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
+    }
+    Ok(dir)
 }
 
 /// The LMDB environment's folder inside the data directory.
