@@ -10,7 +10,8 @@
 //! - [`cmd`]: one file per operation (`hello`, `write`, `read`, `list`, `update`, `delete`,
 //!   `endSession`, `stats`, `append`, `search`); each parses its fields and returns a value.
 //! - [`json`]: JSON on bytes: value boundaries, slices, shapes and search, as pure functions.
-//! - [`store`]: the LMDB environment, its databases and transactions.
+//! - [`store`]: the LMDB environment, its databases and transactions; [`store_file`] checks its
+//!   data file before it is mapped.
 //! - [`cleanup`]: session-end, orphan and crash-recovery cleanup.
 //! - [`host`]: the request loop over any reader and writer, and the hourly maintenance.
 //! - [`rules`]: the spec's rules for keys, ids, descriptions and data, as pure functions.
@@ -37,3 +38,4 @@ pub mod message;
 pub mod paths;
 pub mod rules;
 pub mod store;
+pub mod store_file;

@@ -10,7 +10,7 @@
 //! invisible to another's.
 
 use std::ops::Bound;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
 use heed::byteorder::BigEndian;
@@ -21,6 +21,7 @@ use serde_json::value::RawValue;
 
 use crate::error::CacheError;
 use crate::limits::{INITIAL_MAP_BYTES, MAX_MAP_BYTES};
+use crate::store_file::FileCheck;
 
 /// The names of the LMDB databases, fixed on disk.
 mod db_name {
@@ -155,6 +156,8 @@ pub struct Store {
     /// Held shared by every transaction and exclusively while the map is resized, because LMDB
     /// allows a resize only while this process has no transaction open.
     txn_gate: RwLock<()>,
+    /// The folder of the LMDB files, for messages and for checking the disk's free space.
+    dir: PathBuf,
 }
 
 /// The bytes of `origin NUL rest`, the shape of every key.
@@ -231,6 +234,22 @@ impl Store {
             CacheError::storage_unavailable(format!("{what} {}: {e}", dir.display()))
         };
         crate::paths::create_private_dir(dir).map_err(|e| unavailable("can't create", &e))?;
+        match crate::store_file::check(dir) {
+            FileCheck::Damaged(why) => {
+                return Err(CacheError::new(
+                    crate::error::ErrorCode::StorageUnavailableError,
+                    format!("the cache store can't be used: {why}"),
+                    format!(
+                        "continue without the cache; to start an empty store, move the folder {} away (the next host creates a new one), or restore it from a backup",
+                        dir.display()
+                    ),
+                ));
+            }
+            FileCheck::Empty => {
+                tracing::warn!(dir = %dir.display(), "the store's data file is empty: it is taken as a new, empty store")
+            }
+            FileCheck::Missing | FileCheck::Whole => {}
+        }
         // SAFETY: the files are only ever opened through LMDB, whose lock file coordinates every process
         // using them; we use no unsafe flags (NO_LOCK, NO_SYNC), so commits are durable.
         let env = unsafe {
@@ -242,22 +261,10 @@ impl Store {
         if cleared > 0 {
             tracing::info!(cleared, "cleared stale reader slots");
         }
-        let wtxn = env.write_txn().map_err(|e| unavailable("can't write to", &e))?;
-        let dbs = env
-            .create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
-                Ok(CommitOrAbort::<_, ()>::Commit((
-                    opener.create_database(wtxn, Some(db_name::META))?,
-                    opener.create_database(wtxn, Some(db_name::DATA))?,
-                    opener.create_database(wtxn, Some(db_name::BY_TIME))?,
-                    opener.create_database(wtxn, Some(db_name::SESSIONS))?,
-                    opener.create_database(wtxn, Some(db_name::ENDING))?,
-                    opener.create_database(wtxn, Some(db_name::COUNTERS))?,
-                )))
-            })
-            .map_err(|e| unavailable("can't create the databases of", &e))?
-            .unwrap_commit();
+        let dbs = open_databases(&env).map_err(|e| unavailable("can't create the databases of", &e))?;
         let (meta, data, by_time, sessions, ending, counters) = dbs;
-        Ok(Store { env, dbs: Dbs { meta, data, by_time, sessions, ending, counters }, txn_gate: RwLock::new(()) })
+        let dbs = Dbs { meta, data, by_time, sessions, ending, counters };
+        Ok(Store { env, dbs, txn_gate: RwLock::new(()), dir: dir.to_owned() })
     }
 
     /// Runs `f` in a read transaction.
@@ -297,10 +304,25 @@ impl Store {
             match attempt(self) {
                 Err(StoreError::Heed(heed::Error::Mdb(MdbError::MapFull))) => self.grow_map()?,
                 Err(StoreError::Heed(heed::Error::Mdb(MdbError::MapResized))) => self.resize_map(0)?,
-                other => return other.map_err(CacheError::from),
+                Err(StoreError::Heed(error)) => return Err(self.unavailable(error)),
+                Err(StoreError::Cache(error)) => return Err(error),
+                Ok(value) => return Ok(value),
             }
         }
         Err(CacheError::storage_unavailable("the store's memory map could not be grown"))
+    }
+
+    /// `StorageUnavailableError` for an LMDB failure, saying plainly when the disk is full: a write
+    /// the disk had no room for fails with ENOSPC, or with EIO when LMDB's write was cut short.
+    fn unavailable(&self, error: heed::Error) -> CacheError {
+        if !disk_full(&error, &self.dir) {
+            return CacheError::storage_unavailable(error);
+        }
+        CacheError::new(
+            crate::error::ErrorCode::StorageUnavailableError,
+            format!("the disk that holds the cache store ({}) is full: {error}", self.dir.display()),
+            "free space on that disk, or delete items or sessions you no longer need, then try again; items already cached can still be read",
+        )
     }
 
     /// Doubles the memory map (LMDB grows the file only as data is written).
@@ -320,6 +342,81 @@ impl Store {
         // SAFETY: holding the gate exclusively means no transaction of this process is open.
         unsafe { self.env.resize(new_size) }.map_err(CacheError::storage_unavailable)
     }
+}
+
+/// The six databases, created if they don't exist yet. Another host may have grown the map since this
+/// one mapped the file (LMDB's MDB_MAP_RESIZED): then the map is adopted at its new size and the
+/// transaction tried again.
+#[allow(clippy::type_complexity)]
+fn open_databases(
+    env: &Env<WithoutTls>,
+) -> heed::Result<(
+    Database<'static, Bytes, Bytes>,
+    Database<'static, Bytes, Bytes>,
+    Database<'static, Bytes, Unit>,
+    Database<'static, Bytes, Bytes>,
+    Database<'static, Bytes, U64<BigEndian>>,
+    Database<'static, Str, U64<BigEndian>>,
+)> {
+    let mut attempts = 0;
+    loop {
+        let created = env.write_txn().and_then(|wtxn| {
+            env.create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
+                Ok(CommitOrAbort::<_, ()>::Commit((
+                    opener.create_database(wtxn, Some(db_name::META))?,
+                    opener.create_database(wtxn, Some(db_name::DATA))?,
+                    opener.create_database(wtxn, Some(db_name::BY_TIME))?,
+                    opener.create_database(wtxn, Some(db_name::SESSIONS))?,
+                    opener.create_database(wtxn, Some(db_name::ENDING))?,
+                    opener.create_database(wtxn, Some(db_name::COUNTERS))?,
+                )))
+            })
+        });
+        match created {
+            Err(heed::Error::Mdb(MdbError::MapResized)) if attempts < 16 => {
+                attempts += 1;
+                // SAFETY: no transaction of this environment is open while the store is being opened.
+                unsafe { env.resize(0) }?;
+            }
+            other => return other.map(CommitOrAbort::unwrap_commit),
+        }
+    }
+}
+
+/// Whether `error` means the disk under `dir` has no room left.
+#[cfg(unix)]
+fn disk_full(error: &heed::Error, dir: &Path) -> bool {
+    /// Under this much free space, a write cut short (EIO) is taken to be the disk filling up.
+    const LOW_SPACE: u64 = 8 * 1024 * 1024;
+    let heed::Error::Io(io) = error else { return false };
+    match io.raw_os_error() {
+        Some(libc::ENOSPC | libc::EDQUOT) => true,
+        Some(libc::EIO) => free_bytes(dir).is_some_and(|free| free < LOW_SPACE),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn disk_full(error: &heed::Error, _dir: &Path) -> bool {
+    /// Windows' ERROR_DISK_FULL and ERROR_HANDLE_DISK_FULL.
+    const DISK_FULL: [i32; 2] = [112, 39];
+    matches!(error, heed::Error::Io(io) if io.raw_os_error().is_some_and(|code| DISK_FULL.contains(&code)))
+}
+
+/// The bytes an unprivileged process may still write on the filesystem holding `dir`.
+#[cfg(unix)]
+fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut stats = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `path` is NUL-terminated and `stats` is a valid place for statvfs to fill in.
+    if unsafe { libc::statvfs(path.as_ptr(), stats.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: statvfs returned 0, so it filled `stats` in.
+    let stats = unsafe { stats.assume_init() };
+    #[allow(clippy::unnecessary_cast)] // the field types differ between Unix flavours
+    Some(stats.f_bavail as u64 * stats.f_frsize as u64)
 }
 
 impl Dbs {
