@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::error::CacheError;
 use crate::limits::{CLEANUP_BATCH_ITEMS, ORPHAN_AFTER_MS};
-use crate::store::{ItemAt, SessionRecord, Store};
+use crate::store::{Dbs, ItemAt, SessionRecord, Store, StoreError};
 
 /// What a cleanup removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -36,7 +36,21 @@ impl Removed {
 /// # Errors
 /// `StorageUnavailableError`; a cleanup cut short by one is finished by the next host to start.
 pub fn end_session(store: &Store, origin: &str, session_id: &str) -> Result<Removed, CacheError> {
-    let begun = store.write(|txn, dbs| {
+    if !begin(store, origin, session_id)? {
+        return Ok(Removed::default());
+    }
+    finish(store, origin, session_id)
+}
+
+/// Records that a session's cleanup has begun, covering every write so far, and drops the session's
+/// totals with it: from this commit on, the covered items are gone for every reader (`read`, `list`,
+/// `stats`, `search` skip them; see `Dbs::meta`), whoever deletes them and however long that takes.
+/// Returns false when the session holds nothing to clean up.
+///
+/// # Errors
+/// `StorageUnavailableError`.
+pub fn begin(store: &Store, origin: &str, session_id: &str) -> Result<bool, CacheError> {
+    store.write(|txn, dbs| {
         let holds_items = dbs.session(txn, origin, session_id)?.is_some()
             || dbs.items(txn, origin, session_id, None)?.next().is_some();
         if !holds_items && dbs.ending_seq(txn, origin, session_id)?.is_none() {
@@ -44,12 +58,9 @@ pub fn end_session(store: &Store, origin: &str, session_id: &str) -> Result<Remo
         }
         let last = dbs.last_seq(txn)?;
         dbs.mark_ending(txn, origin, session_id, last)?;
+        dbs.put_session(txn, origin, session_id, &SessionRecord::new(0))?;
         Ok(true)
-    })?;
-    if !begun {
-        return Ok(Removed::default());
-    }
-    finish(store, origin, session_id)
+    })
 }
 
 /// Deletes, batch by batch, the items a begun cleanup covers, then drops its record.
@@ -84,13 +95,12 @@ pub fn finish(store: &Store, origin: &str, session_id: &str) -> Result<Removed, 
                 batch.freed_bytes += dbs.delete_item(txn, at, meta.as_ref())?;
                 batch.deleted_items += 1;
             }
-            if let Some(mut record) = dbs.session(txn, origin, session_id)? {
-                record.total_size = record.total_size.saturating_sub(batch.freed_bytes);
-                record.item_count = record.item_count.saturating_sub(batch.deleted_items);
-                dbs.put_session(txn, origin, session_id, &record)?;
-            }
+            // The totals left the covered items when the cleanup began; only what was written since
+            // remains. Counting it again also puts right a cleanup begun by an older host, which
+            // subtracted batch by batch instead.
             if !more {
                 dbs.unmark_ending(txn, origin, session_id)?;
+                recount(txn, dbs, origin, session_id)?;
             }
             Ok((batch, !more))
         })?;
@@ -99,6 +109,21 @@ pub fn finish(store: &Store, origin: &str, session_id: &str) -> Result<Removed, 
             return Ok(removed);
         }
     }
+}
+
+/// Sets a session's totals to the sum over the items it holds.
+fn recount(txn: &mut heed::RwTxn<'_>, dbs: &Dbs, origin: &str, session_id: &str) -> Result<(), StoreError> {
+    let (mut count, mut size) = (0, 0);
+    for entry in dbs.items(txn, origin, session_id, None)? {
+        let (_, meta) = entry?;
+        count += 1;
+        size += meta.map_or(0, |meta| meta.data_size);
+    }
+    let Some(mut record) = dbs.session(txn, origin, session_id)? else {
+        return Ok(());
+    };
+    (record.item_count, record.total_size) = (count, size);
+    dbs.put_session(txn, origin, session_id, &record)
 }
 
 /// Finishes every cleanup a host left unfinished, then removes the sessions nobody touched for 24

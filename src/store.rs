@@ -420,21 +420,48 @@ fn free_bytes(dir: &Path) -> Option<u64> {
 }
 
 impl Dbs {
-    /// An item's metadata, or `None` if there is no item under `storage_key`.
+    /// An item's metadata, or `None` if there is no item under `storage_key`, or if a cleanup of
+    /// its session has begun and covers it: from that moment the item is gone for every reader,
+    /// though it is deleted only later (see `cleanup`).
     ///
     /// # Errors
-    /// `CorruptedDataError` if the record can't be decoded.
+    /// `CorruptedDataError` if the record can't be decoded (and no cleanup covers it).
     pub fn meta(&self, txn: &ReadTxn<'_>, origin: &str, storage_key: &str) -> Result<Option<ItemMeta>, StoreError> {
         let Some(bytes) = self.meta.get(txn, &item_key(origin, storage_key))? else {
             return Ok(None);
         };
-        decode_meta(storage_key, bytes).map(Some)
+        let meta = decode_meta(storage_key, bytes);
+        if self.covered(txn, origin, storage_key, meta.as_ref().ok())? {
+            return Ok(None);
+        }
+        meta.map(Some)
     }
 
-    /// Whether anything (metadata or data, readable or not) is stored under `storage_key`.
+    /// Whether anything (metadata or data, readable or not) is stored under `storage_key` that no
+    /// begun cleanup covers.
     pub fn contains(&self, txn: &ReadTxn<'_>, origin: &str, storage_key: &str) -> Result<bool, StoreError> {
         let key = item_key(origin, storage_key);
-        Ok(self.meta.get(txn, &key)?.is_some() || self.data.get(txn, &key)?.is_some())
+        let Some(bytes) = self.meta.get(txn, &key)? else {
+            return Ok(self.data.get(txn, &key)?.is_some());
+        };
+        let meta = decode_meta(storage_key, bytes).ok();
+        Ok(!self.covered(txn, origin, storage_key, meta.as_ref())?)
+    }
+
+    /// Whether a begun cleanup of the item's session covers the item: it was written no later than
+    /// the cleanup began (an item whose metadata can't be read is covered by any cleanup).
+    fn covered(
+        &self,
+        txn: &ReadTxn<'_>,
+        origin: &str,
+        storage_key: &str,
+        meta: Option<&ItemMeta>,
+    ) -> Result<bool, StoreError> {
+        let session_id = storage_key.rsplitn(3, '_').nth(2).unwrap_or_default();
+        let Some(covers) = self.ending_seq(txn, origin, session_id)? else {
+            return Ok(false);
+        };
+        Ok(meta.is_none_or(|meta| meta.seq <= covers))
     }
 
     /// An item's data, as the compact JSON text that was written.
@@ -460,6 +487,18 @@ impl Dbs {
     ) -> Result<(), StoreError> {
         let ItemAt { origin, session_id, storage_key } = at;
         let key = item_key(origin, storage_key);
+        // A new item may take the key of one that a begun cleanup covers (and so no reader sees):
+        // that one's time index entry goes, or it would list the new item twice.
+        if previous.is_none()
+            && let Some(bytes) = self.meta.get(txn, &key)?
+        {
+            match decode_meta(storage_key, bytes) {
+                Ok(old) => {
+                    self.by_time.delete(txn, &time_key(origin, session_id, old.timestamp, storage_key)).map(drop)?
+                }
+                Err(_) => self.delete_time_entries_of(txn, origin, session_id, storage_key)?,
+            }
+        }
         let encoded = serde_json::to_vec(meta).map_err(|e| heed::Error::Encoding(Box::new(e)))?;
         self.meta.put(txn, &key, &encoded)?;
         if let Some(data) = data {

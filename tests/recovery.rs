@@ -18,8 +18,8 @@ use heed::CommitOrAbort;
 use heed::types::Bytes;
 use llm_cache_host::clock::ManualClock;
 use llm_cache_host::cmd::Context;
-use llm_cache_host::host;
 use llm_cache_host::store::{Store, item_key};
+use llm_cache_host::{cleanup, host};
 use serde_json::{Value, json};
 
 /// Another Chrome extension.
@@ -208,6 +208,72 @@ fn an_interrupted_cleanup_spares_later_writes() {
     for key in &old {
         assert_eq!(error_code(&call(&mut host, "read", SESSION, key)), "ItemNotFoundError");
     }
+    assert!(host.close().1.success());
+}
+
+/// Issue 8, item 9: from the commit that records a cleanup, the items it covers are gone for every
+/// reader, before any of them is deleted: read, list (page and totals, with and without a filter),
+/// stats, search, update, append and delete agree. A write meanwhile (even under a covered key) is
+/// seen alone, and survives the cleanup with totals equal to it.
+#[test]
+fn a_session_being_ended_is_never_seen_half_ended() {
+    const SESSION: &str = "conv_halfended";
+    let tmp = tempfile::tempdir().unwrap();
+    let mut host = Session::start(tmp.path(), ORIGIN);
+    let old: Vec<String> = (0..5)
+        .map(|n| {
+            write(&mut host, SESSION, "task0000", &format!("old0000{n}"), &json!({"text": format!("invoice {n}")}))
+        })
+        .collect();
+    assert!(host.close().1.success());
+
+    let clock = Arc::new(ManualClock::new(now_ms()));
+    let ctx = context(open_store(tmp.path()), &clock);
+    let store = ctx.store().unwrap();
+    assert!(cleanup::begin(store, ORIGIN, SESSION).unwrap());
+
+    let gone = |ctx: &Context| {
+        let list = handle(ctx, json!({"id": 1, "op": "list", "sessionId": SESSION}));
+        assert_eq!(list["result"], json!({"items": [], "nextCursor": null, "itemCount": 0, "totalSize": 0}), "{list}");
+        let filtered =
+            handle(ctx, json!({"id": 2, "op": "list", "sessionId": SESSION, "taskId": "task0000", "query": "invoice"}));
+        assert_eq!(filtered["result"]["itemCount"], 0, "{filtered}");
+        let stats = handle(ctx, json!({"id": 3, "op": "stats", "sessionId": SESSION}));
+        assert_eq!((stats["result"]["itemCount"].clone(), stats["result"]["totalSize"].clone()), (json!(0), json!(0)));
+        let search = handle(ctx, json!({"id": 4, "op": "search", "sessionId": SESSION, "query": "invoice"}));
+        assert_eq!(search["result"]["matches"], json!([]), "{search}");
+        for op in ["read", "delete"] {
+            let reply = handle(ctx, json!({"id": 5, "op": op, "sessionId": SESSION, "storageKey": old[0]}));
+            assert_eq!(error_code(&reply), "ItemNotFoundError", "{op}: {reply}");
+        }
+        let update = handle(
+            ctx,
+            json!({"id": 6, "op": "update", "sessionId": SESSION, "storageKey": old[1], "description": "x"}),
+        );
+        assert_eq!(error_code(&update), "ItemNotFoundError");
+        let append =
+            handle(ctx, json!({"id": 7, "op": "append", "sessionId": SESSION, "storageKey": old[1], "data": "x"}));
+        assert_eq!(error_code(&append), "ItemNotFoundError");
+    };
+    gone(&ctx);
+
+    // Written while the cleanup is pending: a new key, and one that a covered item has.
+    let fresh = handle(&ctx, write_request(8, SESSION, "task0000", "fresh000", &json!("after")));
+    assert_eq!(fresh["ok"], true, "{fresh}");
+    let reused = handle(&ctx, write_request(9, SESSION, "task0000", "old00002", &json!("again")));
+    assert_eq!(reused["ok"], true, "{reused}");
+    let list = handle(&ctx, json!({"id": 10, "op": "list", "sessionId": SESSION}));
+    let keys: Vec<&str> =
+        list["result"]["items"].as_array().unwrap().iter().map(|i| i["storageKey"].as_str().unwrap()).collect();
+    assert_eq!(keys, [old[2].as_str(), fresh["result"]["storageKey"].as_str().unwrap()], "{list}");
+    assert_eq!(list["result"]["itemCount"], 2);
+
+    cleanup::finish(store, ORIGIN, SESSION).unwrap();
+    drop(ctx);
+    let mut host = Session::start(tmp.path(), ORIGIN);
+    let items = host.assert_totals_match_items(SESSION);
+    assert_eq!(items.len(), 2);
+    assert_eq!(read_data(&mut host, SESSION, &old[2]), json!("again"));
     assert!(host.close().1.success());
 }
 

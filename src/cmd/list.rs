@@ -64,13 +64,16 @@ impl List {
         let origin = ctx.origin.as_str();
         let (result, last_accessed) = ctx.store()?.read(|txn, dbs| {
             let record = dbs.session(txn, origin, &self.session_id)?;
+            // Items a begun cleanup covers are gone (see Dbs::meta).
+            let covers = dbs.ending_seq(txn, origin, &self.session_id)?;
+            let visible = |meta: &crate::store::ItemMeta| covers.is_none_or(|covers| meta.seq > covers);
             let (item_count, total_size) = match (&self.task_id, &self.query) {
                 (None, None) => record.map_or((0, 0), |r| (r.item_count, r.total_size)),
                 (task_id, _) => dbs.items(txn, origin, &self.session_id, task_id.as_deref())?.try_fold(
                     (0, 0),
                     |(n, size), entry| {
                         let (_, meta) = entry?;
-                        let counts = meta.as_ref().is_ok_and(|m| self.wanted(m));
+                        let counts = meta.as_ref().is_ok_and(|m| visible(m) && self.wanted(m));
                         let size = size + if counts { meta.map_or(0, |m| m.data_size) } else { 0 };
                         Ok::<_, crate::store::StoreError>((n + u64::from(counts), size))
                     },

@@ -77,6 +77,10 @@ impl Search {
                     Some((_, key, returned)) if key == storage_key => *returned,
                     _ => 0,
                 };
+                // An item a begun cleanup covers is gone (see Dbs::meta).
+                if matches!(dbs.meta(txn, origin, storage_key), Ok(None)) {
+                    continue;
+                }
                 let Ok(data) = dbs.data(txn, origin, storage_key) else { continue };
                 if !self.query.might_match(data) {
                     continue;
