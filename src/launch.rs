@@ -16,7 +16,7 @@ pub enum Launch {
         /// `chrome-extension://<id>/` or `moz-extension:<addon id>`; keys of the store start with it.
         origin: String,
     },
-    /// `install`, `uninstall` or `doctor`: the arguments, starting with that word.
+    /// `install`, `uninstall`, `doctor` or `verify`: the arguments, starting with that word.
     Setup(Vec<String>),
     /// Print the usage.
     Help,
@@ -48,6 +48,7 @@ Setting it up (run `llm-cache-host <command> --help` for the flags):
   llm-cache-host install      copy this binary to a stable place and register it with your browsers
   llm-cache-host uninstall    remove exactly what install wrote
   llm-cache-host doctor       check every step a browser takes to start the host
+  llm-cache-host verify       check the store's invariants (--repair: put right what can be)
 
 Other uses:
   llm-cache-host --help       this text
@@ -74,7 +75,7 @@ pub fn parse(args: &[String]) -> Launch {
         return Launch::Host { origin: format!("{CHROME_SCHEME}{id}/") };
     }
     match (first.as_str(), args.get(1)) {
-        ("install" | "uninstall" | "doctor", _) => Launch::Setup(args.to_vec()),
+        ("install" | "uninstall" | "doctor" | "verify", _) => Launch::Setup(args.to_vec()),
         ("-h" | "--help" | "help", _) => Launch::Help,
         ("-V" | "--version", _) => Launch::Version,
         (manifest, Some(addon)) if manifest.ends_with(".json") && !addon.is_empty() && !addon.starts_with('-') => {

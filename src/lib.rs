@@ -13,6 +13,7 @@
 //! - [`store`]: the LMDB environment, its databases and transactions; [`store_file`] checks its
 //!   data file before it is mapped.
 //! - [`cleanup`]: session-end, orphan and crash-recovery cleanup.
+//! - [`verify`]: `llm-cache-host verify [--repair]`, the store's invariants checked and put right.
 //! - [`host`]: the request loop over any reader and writer, and the hourly maintenance.
 //! - [`rules`]: the spec's rules for keys, ids, descriptions and data, as pure functions.
 //! - [`error`]: the error type with the spec's wire codes.
@@ -39,3 +40,4 @@ pub mod paths;
 pub mod rules;
 pub mod store;
 pub mod store_file;
+pub mod verify;

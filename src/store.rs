@@ -37,7 +37,7 @@ mod db_name {
 const NUMBER_OF_DATABASES: u32 = 6;
 
 /// The key in `counters` of the write sequence number.
-const SEQ: &str = "seq";
+pub(crate) const SEQ: &str = "seq";
 
 /// A transaction that reads (and may also be a write transaction).
 pub type ReadTxn<'e> = RoTxn<'e, WithoutTls>;
@@ -132,19 +132,19 @@ impl From<StoreError> for CacheError {
 /// The typed databases of the store.
 pub struct Dbs {
     /// `origin NUL storageKey` -> [`ItemMeta`] as JSON.
-    meta: Database<'static, Bytes, Bytes>,
+    pub(crate) meta: Database<'static, Bytes, Bytes>,
     /// `origin NUL storageKey` -> the data's compact JSON text.
-    data: Database<'static, Bytes, Bytes>,
+    pub(crate) data: Database<'static, Bytes, Bytes>,
     /// `origin NUL sessionId NUL timestamp(u64 BE) storageKey` -> nothing: a session's items in time
     /// order, so `list` pages newest first without sorting.
-    by_time: Database<'static, Bytes, Unit>,
+    pub(crate) by_time: Database<'static, Bytes, Unit>,
     /// `origin NUL sessionId` -> [`SessionRecord`] as JSON.
-    sessions: Database<'static, Bytes, Bytes>,
+    pub(crate) sessions: Database<'static, Bytes, Bytes>,
     /// `origin NUL sessionId` -> the write number at which its cleanup was asked for: a cleanup that
     /// has begun and not yet finished, finished by the next host to start if this one dies.
-    ending: Database<'static, Bytes, U64<BigEndian>>,
+    pub(crate) ending: Database<'static, Bytes, U64<BigEndian>>,
     /// Store-wide counters: `seq`, the number of the last write.
-    counters: Database<'static, Str, U64<BigEndian>>,
+    pub(crate) counters: Database<'static, Str, U64<BigEndian>>,
 }
 
 /// The opened store.
@@ -694,13 +694,13 @@ impl Dbs {
 }
 
 /// Splits `origin NUL rest` into its two strings.
-fn split_scoped(key: &[u8]) -> (String, String) {
+pub(crate) fn split_scoped(key: &[u8]) -> (String, String) {
     let at = key.iter().position(|&b| b == 0).unwrap_or(key.len());
     let rest = key.get(at + 1..).unwrap_or_default();
     (String::from_utf8_lossy(&key[..at]).into_owned(), String::from_utf8_lossy(rest).into_owned())
 }
 
-fn decode_meta(storage_key: &str, bytes: &[u8]) -> Result<ItemMeta, StoreError> {
+pub(crate) fn decode_meta(storage_key: &str, bytes: &[u8]) -> Result<ItemMeta, StoreError> {
     serde_json::from_slice(bytes)
         .map_err(|e| CacheError::corrupted(storage_key, format!("its metadata can't be read ({e})")).into())
 }

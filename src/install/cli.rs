@@ -68,6 +68,18 @@ enum SetupCommand {
         #[arg(long, value_name = "DIR", default_value = "/")]
         policy_root: PathBuf,
     },
+    /// Check the store's invariants and print what is wrong; exit 1 if anything is.
+    ///
+    /// Checks that every record decodes, every item has its data (UTF-8 JSON of the size its
+    /// metadata says) and its time index entry, every index entry points at an item, every session's
+    /// totals equal the sum over its items, and the data file is as long as LMDB's header says. Safe
+    /// while browsers use the cache: it reads one consistent snapshot.
+    Verify {
+        /// Also put right what can be: finish unfinished cleanups, drop items whose records can't be
+        /// read (naming each), rebuild the time index and the totals from the items.
+        #[arg(long)]
+        repair: bool,
+    },
 }
 
 /// The flags `install` and `doctor` share.
@@ -159,6 +171,7 @@ pub fn run(args: &[String]) -> ExitCode {
         SetupCommand::Doctor { flags, policy_root } => {
             doctor(&DoctorOptions { selection: flags.selection(), policy_root }, &platform, &mut stdout)
         }
+        SetupCommand::Verify { repair } => crate::verify::run(repair, &mut stdout).map_err(super::Failure),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

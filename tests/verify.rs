@@ -1,0 +1,135 @@
+//! `llm-cache-host verify [--repair]` on a store damaged the ways a disk fault or a foreign writer
+//! would: each broken invariant is named, the repair puts it right, and the host then agrees.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{ORIGIN, Session, binary};
+use heed::types::Bytes;
+use heed::{CommitOrAbort, Database};
+use llm_cache_host::store::{Store, item_key, session_key, time_key};
+use serde_json::json;
+
+/// Runs `verify` with these extra arguments on the data in `dir`: its exit code and stdout.
+fn verify(dir: &Path, args: &[&str]) -> (i32, String) {
+    let output = Command::new(binary()).arg("verify").args(args).env("LLM_CACHE_DIR", dir).output().unwrap();
+    (output.status.code().unwrap(), String::from_utf8(output.stdout).unwrap())
+}
+
+/// One of the store's databases, its keys and values as bytes.
+type Raw = Database<'static, Bytes, Bytes>;
+
+/// Changes raw records, bypassing the store, as a disk error or a foreign writer would.
+fn tamper(dir: &Path, change: impl FnOnce(&mut heed::RwTxn<'_>, &dyn Fn(&str) -> Raw)) {
+    // SAFETY: no other handle on this environment is open in this process, and no host is running.
+    let env = unsafe {
+        heed::EnvOpenOptions::new().read_txn_without_tls().map_size(1 << 28).max_dbs(6).open(dir.join("store"))
+    }
+    .unwrap();
+    let names = ["item-meta", "item-data", "items-by-time", "sessions"];
+    let (a, b, c, d): (Raw, Raw, Raw, Raw) = env
+        .open_databases_and_commit(env.read_txn().unwrap(), |opener, rtxn| -> heed::Result<_> {
+            let open = |name| opener.open_database(rtxn, Some(name)).map(Option::unwrap);
+            Ok(CommitOrAbort::<_, ()>::Commit((open(names[0])?, open(names[1])?, open(names[2])?, open(names[3])?)))
+        })
+        .unwrap()
+        .unwrap_commit();
+    let dbs = [a, b, c, d];
+    let open = |name: &str| dbs[names.iter().position(|n| *n == name).unwrap()];
+    let mut wtxn = env.write_txn().unwrap();
+    change(&mut wtxn, &open);
+    wtxn.commit().unwrap();
+}
+
+#[test]
+fn verify_names_each_broken_invariant_and_repair_puts_them_right() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    assert_eq!(
+        verify(dir, &[]),
+        (0, format!("store: {}\nok: there is no store yet, so nothing to check\n", dir.join("store").display()))
+    );
+
+    let mut host = Session::start(dir, ORIGIN);
+    let mut keys = Vec::new();
+    for (n, session) in ["conv_one", "conv_one", "conv_one", "conv_two", "conv_two", "conv_three"].iter().enumerate() {
+        let item = host.ok(json!({"id": n, "op": "write", "sessionId": session, "data": {"n": n}, "description": "d"}));
+        keys.push((item["storageKey"].as_str().unwrap().to_owned(), item["timestamp"].as_u64().unwrap()));
+    }
+    assert!(host.close().1.success());
+    let (code, out) = verify(dir, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("checked 6 items and 3 sessions\nok: every invariant holds"), "{out}");
+
+    tamper(dir, |txn, db| {
+        // Item 0's metadata overwritten; item 1's time index entry lost; session two's totals wrong;
+        // data left behind without metadata.
+        db("item-meta").put(txn, &item_key(ORIGIN, &keys[0].0), b"\xff not json").unwrap();
+        db("items-by-time").delete(txn, &time_key(ORIGIN, "conv_one", keys[1].1, &keys[1].0)).unwrap();
+        let at = keys[3].1;
+        let totals = json!({"totalSize": 999, "itemCount": 7, "createdAt": at, "lastAccessedAt": at}).to_string();
+        db("sessions").put(txn, &session_key(ORIGIN, "conv_two"), totals.as_bytes()).unwrap();
+        db("item-data").put(txn, &item_key(ORIGIN, "conv_one_strayaaa_strayaaa"), b"1").unwrap();
+    });
+    // A cleanup begun and not finished: not a fault, reported apart.
+    let store = Store::open(&dir.join("store")).unwrap();
+    store.write(|txn, dbs| dbs.mark_ending(txn, ORIGIN, "conv_three", dbs.last_seq(txn)?)).unwrap();
+    drop(store);
+
+    let (code, out) = verify(dir, &[]);
+    assert_eq!(code, 1, "{out}");
+    for line in [
+        format!("problem: item {} of {ORIGIN}: its metadata can't be decoded", keys[0].0),
+        format!("problem: item {} of {ORIGIN}: it is missing from the time index", keys[1].0),
+        format!("problem: item conv_one_strayaaa_strayaaa of {ORIGIN}: it has data but no metadata"),
+        format!("problem: session conv_one of {ORIGIN}: a time index entry points at no item"),
+        format!(
+            "problem: session conv_two of {ORIGIN}: its totals say 7 items of 999 bytes, its items add up to 2 of 14"
+        ),
+        format!("pending: the cleanup of session conv_three of {ORIGIN} has begun and not finished"),
+    ] {
+        assert!(out.contains(&line), "missing {line:?} in:\n{out}");
+    }
+
+    let (code, out) = verify(dir, &["--repair"]);
+    assert_eq!(code, 0, "{out}");
+    for line in [
+        format!("repaired: finished the cleanup of session conv_three of {ORIGIN}: 1 items, 7 bytes"),
+        format!("repaired: dropped item {} of {ORIGIN}: its metadata can't be decoded", keys[0].0),
+        format!("repaired: dropped item conv_one_strayaaa_strayaaa of {ORIGIN}: it has data but no metadata"),
+        "repaired: added 1 missing time index entries".to_owned(),
+        format!("repaired: session conv_two of {ORIGIN}: set its totals to 2 items of 14 bytes"),
+        format!("repaired: session conv_one of {ORIGIN}: set its totals to 2 items of 14 bytes"),
+        "ok: every invariant holds".to_owned(),
+    ] {
+        assert!(out.contains(&line), "missing {line:?} in:\n{out}");
+    }
+    let (code, out) = verify(dir, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("problem") && !out.contains("pending"), "{out}");
+
+    // The host agrees: totals equal the items, and every item that could be kept reads back.
+    let mut host = Session::start(dir, ORIGIN);
+    assert_eq!(host.assert_totals_match_items("conv_one").len(), 2);
+    assert_eq!(host.assert_totals_match_items("conv_two").len(), 2);
+    assert_eq!(host.assert_totals_match_items("conv_three").len(), 0);
+    let read = host.ok(json!({"id": 1, "op": "read", "sessionId": "conv_one", "storageKey": keys[1].0}));
+    assert_eq!(read["item"]["data"], json!({"n": 1}));
+    assert!(host.close().1.success());
+}
+
+#[test]
+fn verify_reports_a_truncated_store_file_it_cannot_open() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut host = Session::start(tmp.path(), ORIGIN);
+    host.ok(json!({"id": 1, "op": "write", "sessionId": "conv_t", "data": "x".repeat(100_000), "description": "d"}));
+    assert!(host.close().1.success());
+    let file = tmp.path().join("store/data.mdb");
+    std::fs::OpenOptions::new().write(true).open(&file).unwrap().set_len(8192).unwrap();
+    let (code, out) = verify(tmp.path(), &["--repair"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("problem: the store file") && out.contains("is truncated: it has 8192 bytes"), "{out}");
+    assert!(out.contains("restore it from a backup"), "{out}");
+}
