@@ -158,6 +158,8 @@ pub struct Store {
     txn_gate: RwLock<()>,
     /// The folder of the LMDB files, for messages and for checking the disk's free space.
     dir: PathBuf,
+    /// Opened read-only because its files or disk can't be written: reads work, writes are refused.
+    read_only: bool,
 }
 
 /// The bytes of `origin NUL rest`, the shape of every key.
@@ -233,7 +235,12 @@ impl Store {
         let unavailable = |what: &str, e: &dyn std::fmt::Display| {
             CacheError::storage_unavailable(format!("{what} {}: {e}", dir.display()))
         };
-        crate::paths::create_private_dir(dir).map_err(|e| unavailable("can't create", &e))?;
+        // A folder that exists but can't be narrowed to 0700 (a read-only disk) is still worth reading.
+        if let Err(e) = crate::paths::create_private_dir(dir)
+            && !dir.is_dir()
+        {
+            return Err(unavailable("can't create", &e));
+        }
         match crate::store_file::check(dir) {
             FileCheck::Damaged(why) => {
                 return Err(CacheError::new(
@@ -250,12 +257,24 @@ impl Store {
             }
             FileCheck::Missing | FileCheck::Whole => {}
         }
+        let mut options = EnvOpenOptions::new().read_txn_without_tls();
+        options.map_size(map_size).max_dbs(NUMBER_OF_DATABASES);
         // SAFETY: the files are only ever opened through LMDB, whose lock file coordinates every process
         // using them; we use no unsafe flags (NO_LOCK, NO_SYNC), so commits are durable.
-        let env = unsafe {
-            EnvOpenOptions::new().read_txn_without_tls().map_size(map_size).max_dbs(NUMBER_OF_DATABASES).open(dir)
-        }
-        .map_err(|e| unavailable("can't open the LMDB store in", &e))?;
+        let opened = unsafe { options.open(dir) };
+        let (env, read_only) = match opened {
+            Ok(env) => (env, false),
+            // The files or the disk can't be written: what was stored can still be read. (LMDB needs no
+            // lock file on a read-only filesystem when opened read-only.)
+            Err(heed::Error::Io(e)) if cannot_write(&e) => {
+                tracing::warn!(dir = %dir.display(), error = %e, "the store can't be written; opened read-only");
+                // SAFETY: as above; READ_ONLY only forbids write transactions.
+                let env = unsafe { options.flags(heed::EnvFlags::READ_ONLY).open(dir) }
+                    .map_err(|e| unavailable("can't open the read-only LMDB store in", &e))?;
+                return Store::open_read_only(env, dir);
+            }
+            Err(e) => return Err(unavailable("can't open the LMDB store in", &e)),
+        };
         // A host killed inside a read transaction leaves its reader slot taken; free those.
         let cleared = env.clear_stale_readers().map_err(|e| unavailable("can't check readers of", &e))?;
         if cleared > 0 {
@@ -264,7 +283,37 @@ impl Store {
         let dbs = open_databases(&env).map_err(|e| unavailable("can't create the databases of", &e))?;
         let (meta, data, by_time, sessions, ending, counters) = dbs;
         let dbs = Dbs { meta, data, by_time, sessions, ending, counters };
-        Ok(Store { env, dbs, txn_gate: RwLock::new(()), dir: dir.to_owned() })
+        Ok(Store { env, dbs, txn_gate: RwLock::new(()), dir: dir.to_owned(), read_only })
+    }
+
+    /// The store of a read-only environment: its databases must exist already.
+    fn open_read_only(env: Env<WithoutTls>, dir: &Path) -> Result<Store, CacheError> {
+        let missing =
+            || CacheError::storage_unavailable(format!("the read-only store in {} is incomplete", dir.display()));
+        let rtxn = env.read_txn().map_err(CacheError::storage_unavailable)?;
+        let dbs = env
+            .open_databases_and_commit(rtxn, |opener, rtxn| -> heed::Result<_> {
+                Ok(CommitOrAbort::<_, ()>::Commit((
+                    opener.open_database(rtxn, Some(db_name::META))?,
+                    opener.open_database(rtxn, Some(db_name::DATA))?,
+                    opener.open_database(rtxn, Some(db_name::BY_TIME))?,
+                    opener.open_database(rtxn, Some(db_name::SESSIONS))?,
+                    opener.open_database(rtxn, Some(db_name::ENDING))?,
+                    opener.open_database(rtxn, Some(db_name::COUNTERS))?,
+                )))
+            })
+            .map_err(CacheError::storage_unavailable)?
+            .unwrap_commit();
+        let (Some(meta), Some(data), Some(by_time), Some(sessions), Some(ending), Some(counters)) = dbs else {
+            return Err(missing());
+        };
+        let dbs = Dbs { meta, data, by_time, sessions, ending, counters };
+        Ok(Store { env, dbs, txn_gate: RwLock::new(()), dir: dir.to_owned(), read_only: true })
+    }
+
+    /// Whether the store was opened read-only (its files or disk can't be written).
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
     }
 
     /// Runs `f` in a read transaction.
@@ -287,6 +336,16 @@ impl Store {
     /// # Errors
     /// What `f` returns, or `StorageUnavailableError` (the disk is full, the map can't grow, ...).
     pub fn write<T>(&self, mut f: impl FnMut(&mut RwTxn<'_>, &Dbs) -> Result<T, StoreError>) -> Result<T, CacheError> {
+        if self.read_only {
+            return Err(CacheError::new(
+                crate::error::ErrorCode::StorageUnavailableError,
+                format!(
+                    "the cache store in {} is read-only: its files or its disk can't be written",
+                    self.dir.display()
+                ),
+                "items already cached can still be read; continue without caching new data, or make the store's folder writable again",
+            ));
+        }
         self.retrying(|store| {
             let _gate = store.txn_gate.read().unwrap_or_else(|e| e.into_inner());
             let mut wtxn = store.env.write_txn()?;
@@ -381,6 +440,15 @@ fn open_databases(
             other => return other.map(CommitOrAbort::unwrap_commit),
         }
     }
+}
+
+/// Whether opening failed because the store's files or disk can't be written.
+fn cannot_write(error: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    let codes = [libc::EROFS, libc::EACCES, libc::EPERM];
+    #[cfg(not(unix))]
+    let codes = [5]; // ERROR_ACCESS_DENIED
+    error.raw_os_error().is_some_and(|code| codes.contains(&code))
 }
 
 /// Whether `error` means the disk under `dir` has no room left.

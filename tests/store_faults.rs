@@ -210,3 +210,42 @@ fn a_full_disk_fails_writes_clearly_loses_nothing_and_recovers() {
     check(&mut host, &stored);
     assert!(host.close().1.success());
 }
+
+#[test]
+fn a_read_only_store_still_reads_refuses_writes_clearly_and_writes_again_once_writable() {
+    let Some(disk) = SmallDisk::mount(16) else {
+        eprintln!("skipped: this process can't mount a tmpfs");
+        return;
+    };
+    let dir = disk.path.join("data");
+    let mut host = Session::start(&dir, ORIGIN);
+    let keys: Vec<String> = (1..=3)
+        .map(|n| host.ok(write(n, "conv_ro", json!({"n": n})))["storageKey"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(host.close().1.success());
+    let remount = |mode: &str| {
+        let status = Command::new("mount").args(["-o", &format!("remount,{mode}")]).arg(&disk.path).status().unwrap();
+        assert!(status.success(), "remount {mode}");
+    };
+
+    remount("ro");
+    let mut host = Session::start(&dir, ORIGIN);
+    assert_eq!(host.ok(json!({"id": 1, "op": "hello"}))["protocolVersion"], 1);
+    for (n, key) in keys.iter().enumerate() {
+        let item = host.ok(json!({"id": 2, "op": "read", "sessionId": "conv_ro", "storageKey": key}));
+        assert_eq!(item["item"]["data"], json!({"n": n + 1}));
+    }
+    assert_eq!(host.ok(json!({"id": 3, "op": "stats", "sessionId": "conv_ro"}))["itemCount"], 3);
+    assert_eq!(host.ok(json!({"id": 4, "op": "list", "sessionId": "conv_ro"}))["items"].as_array().unwrap().len(), 3);
+    let refused = host.call(write(5, "conv_ro", json!("new")));
+    assert_eq!(refused["error"]["code"], "StorageUnavailableError", "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("is read-only"), "{refused}");
+    assert!(refused["error"]["suggestion"].as_str().unwrap().contains("can still be read"), "{refused}");
+    assert!(host.close().1.success());
+
+    remount("rw");
+    let mut host = Session::start(&dir, ORIGIN);
+    host.ok(write(6, "conv_ro", json!("new")));
+    assert_eq!(host.assert_totals_match_items("conv_ro").len(), 4);
+    assert!(host.close().1.success());
+}

@@ -62,7 +62,12 @@ impl Context {
         if last_accessed_at.is_none_or(|last| now.saturating_sub(last) < TOUCH_GRANULARITY_MS) {
             return Ok(());
         }
-        self.store()?.write(|txn, dbs| {
+        let store = self.store()?;
+        // A read-only store can't record the access; the read itself is what was asked for.
+        if store.is_read_only() {
+            return Ok(());
+        }
+        store.write(|txn, dbs| {
             if let Some(mut record) = dbs.session(txn, &self.origin, session_id)? {
                 record.last_accessed_at = record.last_accessed_at.max(now);
                 dbs.put_session(txn, &self.origin, session_id, &record)?;
