@@ -144,6 +144,17 @@ describe("the demo extension's StorageTool in Chromium, host installed", { skip:
     assert.match(text, /^data, characters 0-\d+ of \d+ \(next page: offset \d+\): "4+"$/m);
   });
 
+  it("wrote no cached data or description into the host's logs", () => {
+    const dir = path.join(s.sandbox.dataDir, "logs");
+    const logs = fs.readdirSync(dir).map((name) => fs.readFileSync(path.join(dir, name), "utf8")).join("");
+    assert.match(logs, /op=write/, "the logs record the requests");
+    for (let i = 0; i < EMAILS; i++) {
+      for (const text of [email(i).summary, email(i).subject, describeEmail(i)]) {
+        assert.ok(!logs.includes(text), `the host's log holds cached text: ${text}`);
+      }
+    }
+  });
+
   it("ends the session and sees it emptied", async () => {
     const ended = await agent.endSession();
     assert.equal(ended.status, "ended", JSON.stringify(ended));
