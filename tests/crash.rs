@@ -16,24 +16,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use common::{ORIGIN, Session, binary};
+use common::{ORIGIN, Rng, Session, binary};
 use serde_json::{Value, json};
-
-/// A small seeded generator (xorshift64*), so that a failing run can be repeated exactly.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 /// The store as the model sees it: each item's key and its data (an array of numbers).
 type State = BTreeMap<String, Vec<u64>>;

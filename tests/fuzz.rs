@@ -12,7 +12,7 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 
-use common::{MAX_REPLY_FRAME, frame};
+use common::{MAX_REPLY_FRAME, Rng, frame};
 use llm_cache_host::clock::ManualClock;
 use llm_cache_host::cmd::Context;
 use llm_cache_host::host;
@@ -50,21 +50,6 @@ const ODD_VALUES: [&str; 16] = [
     "\"conv_a_bbbbbbbb_cccccccc\"",
     "\"\\n\\u0000\\t\"",
 ];
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 { 0 } else { (self.next() % n as u64) as usize }
-    }
-}
 
 fn setting(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
