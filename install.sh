@@ -35,12 +35,41 @@ Both are the installed binary's commands; `llm-cache-host install --help` lists 
 USAGE
 }
 
+# Options are checked before the build, which takes a minute or more: a typo should cost a second.
+fail() {
+  echo "install.sh: $1" >&2
+  echo "Run ./install.sh --help for the options." >&2
+  exit 2
+}
 system=false
-for arg in "$@"; do
+args=("$@")
+i=0
+while [ $i -lt ${#args[@]} ]; do
+  arg=${args[$i]}
   case "$arg" in
     -h | --help) usage; exit 0 ;;
     --system) system=true ;;
+    --browser | --extension-id | --firefox-extension-id | --user-data-dir)
+      i=$((i + 1))
+      [ $i -lt ${#args[@]} ] && [ -n "${args[$i]}" ] && [ "${args[$i]#--}" = "${args[$i]}" ] ||
+        fail "$arg needs a value"
+      value=${args[$i]}
+      case "$arg" in
+        --browser)
+          case "$value" in chrome | chromium | edge | brave | vivaldi | firefox) ;;
+            *) fail "--browser $value: the browsers are chrome, chromium, edge, brave, vivaldi and firefox" ;;
+          esac ;;
+        --extension-id)
+          [[ "$value" =~ ^[a-p]{32}$ ]] ||
+            fail "--extension-id $value: a Chrome extension id is 32 letters from a to p, as chrome://extensions shows it" ;;
+        --firefox-extension-id)
+          [[ "$value" =~ ^(\{[A-Za-z0-9._@+-]+\}|[A-Za-z0-9._+-]+@[A-Za-z0-9._+{}-]+)$ ]] ||
+            fail "--firefox-extension-id $value: a Firefox add-on id looks like name@domain or {GUID}" ;;
+      esac ;;
+    --browser=* | --extension-id=* | --firefox-extension-id=* | --user-data-dir=*) ;;
+    *) fail "unknown option $arg" ;;
   esac
+  i=$((i + 1))
 done
 
 command -v cargo >/dev/null || { echo "install.sh: cargo is missing: install Rust with rustup (https://rustup.rs)" >&2; exit 1; }

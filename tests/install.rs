@@ -372,3 +372,24 @@ fn install_sh_explains_itself() {
         assert!(text.contains(flag), "{flag} in:\n{text}");
     }
 }
+
+/// install.sh checks its options before it builds: with no cargo on PATH, a mistake is still named
+/// (the build would have said "cargo is missing"), with the script's own usage hint.
+#[test]
+fn install_sh_checks_options_before_building() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
+    for (args, said) in [
+        (&["--extension-id"][..], "--extension-id needs a value"),
+        (&["--extension-id", "--system"], "--extension-id needs a value"),
+        (&["--extension-id", "not-an-id"], "a Chrome extension id is 32 letters from a to p"),
+        (&["--browser", "safari"], "the browsers are chrome, chromium, edge, brave, vivaldi and firefox"),
+        (&["--firefox-extension-id", "plain"], "a Firefox add-on id looks like name@domain or {GUID}"),
+        (&["--user-data-dir"], "--user-data-dir needs a value"),
+        (&["--frobnicate"], "unknown option --frobnicate"),
+    ] {
+        let output = Command::new("/bin/bash").arg(&script).args(args).env("PATH", "/usr/bin:/bin").output().unwrap();
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(said) && stderr.contains("./install.sh --help"), "{args:?}: {stderr}");
+    }
+}
