@@ -393,3 +393,77 @@ fn install_sh_checks_options_before_building() {
         assert!(stderr.contains(said) && stderr.contains("./install.sh --help"), "{args:?}: {stderr}");
     }
 }
+
+/// After install, `llm-cache-host doctor` works as typed when ~/.local/bin is on PATH (a link there
+/// points at the installed copy); when it isn't, install says so and prints the full command, which
+/// works. uninstall removes the link, says where the data stays, and `--purge` removes it.
+#[test]
+fn the_command_works_as_typed_after_install() {
+    let machine = Machine::new();
+    let bin = machine.home().join(".local/bin");
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let typed = |args: &[&str], path: &str| {
+        let output = Command::new("llm-cache-host")
+            .args(args)
+            .env("PATH", path)
+            .env("HOME", machine.home())
+            .env("LLM_CACHE_DIR", machine.data())
+            .output();
+        output.map(|o| (o.status.code().unwrap(), String::from_utf8(o.stdout).unwrap()))
+    };
+    assert!(typed(&["--version"], &path).is_err(), "no command before install");
+
+    let output = Command::new(common::binary())
+        .args(["install", "--browser", "chromium"])
+        .env("PATH", &path)
+        .env("HOME", machine.home())
+        .env("LLM_CACHE_DIR", machine.data())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{stdout}");
+    let binary = machine.installed_binary();
+    assert!(
+        stdout.contains(&format!(
+            "OK   command: llm-cache-host ({} -> {})",
+            bin.join("llm-cache-host").display(),
+            binary.display()
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Installed. `llm-cache-host doctor` checks"), "{stdout}");
+    let (code, doctor) =
+        typed(&["doctor", "--browser", "chromium", "--policy-root", machine.policy_root().to_str().unwrap()], &path)
+            .unwrap();
+    assert_eq!(code, 0, "{doctor}");
+
+    // Without ~/.local/bin on PATH: a note, and the full command it prints works.
+    let run = machine.run(&["install", "--browser", "chromium"]);
+    let full = format!("{} doctor", binary.display());
+    assert!(
+        run.stdout.contains(&format!("is not on your PATH, so type the command in full: {full}")),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains(&format!("Installed. `{full}` checks")), "{}", run.stdout);
+    assert_eq!(machine.run_program(&binary, &["--version"]).code, 0);
+
+    // Some data, then uninstall: the link goes, the data stays and is named, --purge removes it.
+    let mut host = common::Session::start(&machine.data(), DEMO_ORIGIN);
+    host.ok(json!({"id": 1, "op": "write", "sessionId": "conv_u", "data": 1, "description": "d"}));
+    assert!(host.close().1.success());
+    let run = machine.run(&["uninstall"]);
+    assert_ok(&run, "uninstall");
+    assert!(!bin.join("llm-cache-host").exists() && std::fs::symlink_metadata(bin.join("llm-cache-host")).is_err());
+    assert!(run.stdout.contains("target/release/llm-cache-host doctor"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!("The cached data and logs stay in {}", machine.data().display())),
+        "{}",
+        run.stdout
+    );
+    assert!(machine.data().join("store/data.mdb").exists());
+    let run = machine.run(&["uninstall", "--purge"]);
+    assert_ok(&run, "uninstall --purge");
+    assert!(run.stdout.contains(&format!("OK   removed {}", machine.data().join("store").display())), "{}", run.stdout);
+    assert!(!machine.data().exists(), "the data directory is gone");
+}

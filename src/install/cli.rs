@@ -49,11 +49,14 @@ enum SetupCommand {
     /// every browser it finds installed, or with all six when it finds none.
     #[command(after_help = LOCATIONS)]
     Install(Flags),
-    /// Remove exactly what `install` wrote (its record lists it); cached data stays.
+    /// Remove exactly what `install` wrote (its record lists it); cached data stays unless --purge.
     Uninstall {
         /// Undo a `--system` install.
         #[arg(long)]
         system: bool,
+        /// Also remove the cached data and logs (this user's `store/` and `logs/`).
+        #[arg(long)]
+        purge: bool,
     },
     /// Check every step a browser takes to start the host; exit 1 if any would fail.
     ///
@@ -164,9 +167,9 @@ pub fn run(args: &[String]) -> ExitCode {
     let mut stdout = std::io::stdout().lock();
     let result = match cli.command {
         SetupCommand::Install(flags) => install(&flags.selection(), &platform, &mut stdout).map(|()| true),
-        SetupCommand::Uninstall { system } => {
+        SetupCommand::Uninstall { system, purge } => {
             let scope = if system { Scope::System } else { Scope::User };
-            uninstall(scope, &platform, &mut stdout).map(|()| true)
+            uninstall(scope, purge, &platform, &mut stdout).map(|()| true)
         }
         SetupCommand::Doctor { flags, policy_root } => {
             doctor(&DoctorOptions { selection: flags.selection(), policy_root }, &platform, &mut stdout)

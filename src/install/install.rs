@@ -42,6 +42,8 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
     // Record as we go: a failure later leaves a record that still covers what was written.
     record.save(&record_path).map_err(io_failure("write", &record_path))?;
     say(out, format!("OK   host binary: {}", binary.display()));
+    let command = link_command(&binary, layout::command_link(selection.scope, platform), platform, &mut record, out);
+    record.save(&record_path).map_err(io_failure("write", &record_path))?;
 
     for target in targets {
         let manifest =
@@ -52,8 +54,54 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
         say(out, format!("OK   {}: wrote {}", target.label, target.location));
     }
     say(out, format!("OK   install record: {}", record_path.display()));
-    say(out, "Installed. `llm-cache-host doctor` checks every step a browser takes to start the host.");
+    say(out, format!("Installed. `{command} doctor` checks every step a browser takes to start the host."));
     Ok(())
+}
+
+/// Links the `llm-cache-host` command to the installed binary, and returns how to type it: the plain
+/// name when the link's folder is on PATH, else the binary's full path (with a note saying so).
+fn link_command(
+    binary: &Path,
+    link: Option<PathBuf>,
+    platform: &Platform,
+    record: &mut Record,
+    out: &mut dyn Write,
+) -> String {
+    let full = binary.display().to_string();
+    let Some(link) = link else { return full };
+    let dir = link.parent().expect("a link has a folder").to_owned();
+    #[cfg(unix)]
+    {
+        let ours = std::fs::read_link(&link).is_ok_and(|target| target == binary);
+        if !ours && std::fs::symlink_metadata(&link).is_ok() {
+            say(out, format!("NOTE left {} alone: it is not a link to this install", link.display()));
+            return full;
+        }
+        let mut created = Vec::new();
+        if let Err(error) = create_dirs(&dir, &mut created)
+            .and_then(|()| if ours { Ok(()) } else { std::os::unix::fs::symlink(binary, &link) })
+        {
+            say(out, format!("NOTE no `llm-cache-host` command: can't link {}: {error}", link.display()));
+            return full;
+        }
+        created.into_iter().for_each(|dir| record.add_created_dir(dir));
+        record.link = Some(link.clone());
+    }
+    let on_path = platform.var("PATH").is_some_and(|path| std::env::split_paths(&path).any(|entry| entry == dir));
+    if on_path {
+        say(out, format!("OK   command: llm-cache-host ({} -> {full})", link.display()));
+        "llm-cache-host".to_owned()
+    } else {
+        say(
+            out,
+            format!(
+                "NOTE {} is not on your PATH, so type the command in full: {full} doctor (or add {} to PATH and open a new shell)",
+                dir.display(),
+                dir.display()
+            ),
+        );
+        full
+    }
 }
 
 /// Creates the install base: private (0700) for a user install, as it is the data directory.

@@ -46,6 +46,18 @@ pub fn binary_in(base: &Path, os: Os) -> PathBuf {
     base.join("bin").join(if os == Os::Windows { "llm-cache-host.exe" } else { "llm-cache-host" })
 }
 
+/// Where `install` links the `llm-cache-host` command so that a shell finds it: `~/.local/bin` for a
+/// user install (the XDG folder for a user's executables, on PATH in most Linux shells), `/usr/local/bin`
+/// for a system one. None on Windows, where the installed binary's full path is printed instead.
+pub fn command_link(scope: Scope, platform: &Platform) -> Option<PathBuf> {
+    let dir = match (scope, platform.os) {
+        (_, Os::Windows) => return None,
+        (Scope::User, _) => platform.home()?.join(".local").join("bin"),
+        (Scope::System, _) => PathBuf::from("/usr/local/bin"),
+    };
+    Some(dir.join("llm-cache-host"))
+}
+
 /// The record of what `install` wrote, which `uninstall` removes.
 ///
 /// # Errors

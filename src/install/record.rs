@@ -25,6 +25,9 @@ pub struct Record {
     pub scope: Scope,
     /// The binary `install` copied, if it copied one (it doesn't when it runs from there already).
     pub binary: Option<PathBuf>,
+    /// The `llm-cache-host` command link `install` made to the binary (`~/.local/bin/llm-cache-host`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<PathBuf>,
     /// The manifests and registry keys written, one per browser or custom profile.
     pub entries: Vec<Target>,
     /// Folders `install` created, which `uninstall` removes when they are empty again.
@@ -34,7 +37,7 @@ pub struct Record {
 impl Record {
     /// An empty record for `scope`.
     pub fn new(scope: Scope) -> Record {
-        Record { version: VERSION, scope, binary: None, entries: Vec::new(), created_dirs: Vec::new() }
+        Record { version: VERSION, scope, binary: None, link: None, entries: Vec::new(), created_dirs: Vec::new() }
     }
 
     /// Reads the record at `path`; `None` if there is none.

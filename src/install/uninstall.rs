@@ -1,6 +1,7 @@
 //! `uninstall`: remove exactly what the install record says `install` wrote: the manifests, the
-//! registry keys, the binary's copy, the folders it created (once empty again) and the record. The
-//! data directory's `store/` and `logs/` are the user's data and stay.
+//! registry keys, the binary's copy and its command link, the folders it created (once empty again)
+//! and the record. The data directory's `store/` and `logs/` are the user's data and stay, unless
+//! `--purge` asks for them to go too.
 
 use std::io::{self, Write};
 use std::path::Path;
@@ -15,11 +16,11 @@ use crate::paths::Os;
 /// # Errors
 /// When the record can't be read, or something it names couldn't be removed (everything else is
 /// still removed, and the record is kept listing what is left).
-pub fn uninstall(scope: Scope, platform: &Platform, out: &mut dyn Write) -> Result<(), Failure> {
+pub fn uninstall(scope: Scope, purge: bool, platform: &Platform, out: &mut dyn Write) -> Result<(), Failure> {
     let record_path = layout::record_path(scope, platform)?;
     let Some(mut record) = Record::load(&record_path).map_err(|e| Failure(e.to_string()))? else {
         say(out, format!("Nothing to uninstall: there is no install record at {}.", record_path.display()));
-        return Ok(());
+        return data_left(purge, platform, out);
     };
     let mut failures = Vec::new();
     record.entries.retain(|target| match remove_target(&target.location, platform.os) {
@@ -33,6 +34,16 @@ pub fn uninstall(scope: Scope, platform: &Platform, out: &mut dyn Write) -> Resu
             true
         }
     });
+    if let Some(link) = record.link.take() {
+        // Only a link that still points at the binary install copied; anything else there is not ours.
+        let ours = std::fs::read_link(&link).is_ok_and(|target| record.binary.as_ref().is_none_or(|b| *b == target));
+        if ours {
+            match remove_file(&link) {
+                Ok(()) => say(out, format!("OK   removed the command link {}", link.display())),
+                Err(error) => say(out, format!("NOTE can't remove {}: {error}", link.display())),
+            }
+        }
+    }
     if let Some(binary) = record.binary.take() {
         match remove_file(&binary) {
             Ok(()) => say(out, format!("OK   removed the host binary {}", binary.display())),
@@ -52,12 +63,44 @@ pub fn uninstall(scope: Scope, platform: &Platform, out: &mut dyn Write) -> Resu
         for dir in dirs {
             let _ = std::fs::remove_dir(&dir);
         }
-        say(out, "Uninstalled. The data directory's store and logs, if any, are left in place.");
-        Ok(())
+        say(
+            out,
+            "Uninstalled. The `llm-cache-host` command went with it: from the source folder, \
+                  `target/release/llm-cache-host doctor` checks that no browser still finds the host.",
+        );
+        data_left(purge, platform, out)
     } else {
         record.save(&record_path).map_err(|e| Failure(format!("can't update {}: {e}", record_path.display())))?;
         Err(Failure(format!("{} of the installed files or keys could not be removed", failures.len())))
     }
+}
+
+/// Removes the cached data with `purge`; otherwise says where it is.
+fn data_left(purge: bool, platform: &Platform, out: &mut dyn Write) -> Result<(), Failure> {
+    let Some(data_dir) = platform.data_dir() else { return Ok(()) };
+    let folders = [crate::paths::store_dir(&data_dir), crate::paths::log_dir(&data_dir)];
+    if !purge {
+        if folders.iter().any(|folder| folder.exists()) {
+            say(
+                out,
+                format!(
+                    "The cached data and logs stay in {}; `llm-cache-host uninstall --purge` (or deleting that folder) removes them.",
+                    data_dir.display()
+                ),
+            );
+        }
+        return Ok(());
+    }
+    for folder in &folders {
+        match std::fs::remove_dir_all(folder) {
+            Ok(()) => say(out, format!("OK   removed {}", folder.display())),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+            Err(error) => return Err(Failure(format!("can't remove {}: {error}", folder.display()))),
+        }
+    }
+    // The data directory itself goes when nothing else is left in it.
+    let _ = std::fs::remove_dir(&data_dir);
+    Ok(())
 }
 
 /// Removes a manifest, and on Windows its registry key.
