@@ -155,7 +155,8 @@ fn bind(expected: &Value, actual: &Value, vars: &mut HashMap<String, Value>) -> 
 fn shorten(value: &Value) -> String {
     let text = serde_json::to_string_pretty(value).unwrap();
     if text.len() > 4000 {
-        format!("{}… ({} bytes in all)", &text[..text.floor_char_boundary(4000)], text.len())
+        let end = (0..=4000).rev().find(|&at| text.is_char_boundary(at)).unwrap_or(0);
+        format!("{}… ({} bytes in all)", &text[..end], text.len())
     } else {
         text
     }
