@@ -228,6 +228,19 @@ fn a_custom_profile() {
     let run = machine.doctor(&["--user-data-dir", dir]);
     assert_ok(&run, "doctor");
     assert!(run.stdout.contains(&format!("OK   profile {dir}: the host answers hello")), "{}", run.stdout);
+    let checking = format!("NOTE checking profile {dir} ({}/NativeMessagingHosts/{MANIFEST})", dir);
+    assert!(run.stdout.contains(&checking), "{}", run.stdout);
+    assert!(!run.stdout.contains("looks for hosts only in"), "{}", run.stdout);
+
+    // Without --user-data-dir, doctor checks the default profiles, says which, and that a profile started
+    // with --user-data-dir needs the flag here too: it can't pass silently for a browser it didn't check.
+    let run = machine.doctor(&["--browser", "chromium"]);
+    assert!(run.stdout.contains("NOTE checking chromium ("), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("a Chromium started with --user-data-dir=DIR (every headless or test profile) looks for hosts only in DIR/NativeMessagingHosts"),
+        "{}",
+        run.stdout
+    );
 
     assert_ok(&machine.run(&["uninstall"]), "uninstall");
     let after: BTreeSet<PathBuf> =

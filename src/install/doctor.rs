@@ -85,6 +85,9 @@ pub fn doctor(options: &DoctorOptions, platform: &Platform, out: &mut dyn Write)
     for warning in super::sandbox_warnings(selection, &targets, &found) {
         report.note(warning);
     }
+    // Say what is checked, so that "all passed" can't be read as "every profile works".
+    let checked: Vec<String> = targets.iter().map(|target| format!("{} ({})", target.label, target.location)).collect();
+    report.note(format!("checking {}", checked.join(", ")));
     for target in &targets {
         check_target(target, selection, platform.os, &mut report);
     }
@@ -102,6 +105,13 @@ pub fn doctor(options: &DoctorOptions, platform: &Platform, out: &mut dyn Write)
         check_policies(browser, options, platform.os, &mut report);
     }
     report.check("data directory", data_dir_writable(platform));
+    if selection.user_data_dirs.is_empty() {
+        report.note(
+            "a Chromium started with --user-data-dir=DIR (every headless or test profile) looks for hosts only in \
+             DIR/NativeMessagingHosts, which these checks don't cover: run `llm-cache-host doctor --user-data-dir DIR` \
+             (and install with --user-data-dir DIR) for it",
+        );
+    }
 
     let total = report.passed + report.failed;
     if report.failed == 0 {
