@@ -20,6 +20,9 @@ pub enum Incoming {
     Message(Vec<u8>),
     /// A frame whose announced length was over the limit; its bytes were read and dropped.
     Oversized(u32),
+    /// A "length" that is plainly the start of JSON text (`{"id` read as 1,684,611,707 bytes): the
+    /// sender isn't framing its messages, so nothing after it can be read in step.
+    NotFramed([u8; 4]),
 }
 
 /// Reads the next frame.
@@ -39,6 +42,9 @@ pub async fn read_frame<R: AsyncRead + Unpin>(reader: &mut R) -> io::Result<Opti
         }
     }
     let length = NativeEndian::read_u32(&header);
+    if length > MAX_REQUEST_FRAME_BYTES && looks_like_text(&header) {
+        return Ok(Some(Incoming::NotFramed(header)));
+    }
     if length > MAX_REQUEST_FRAME_BYTES {
         let skipped = tokio::io::copy(&mut reader.take(u64::from(length)), &mut tokio::io::sink()).await?;
         if skipped < u64::from(length) {
@@ -49,6 +55,15 @@ pub async fn read_frame<R: AsyncRead + Unpin>(reader: &mut R) -> io::Result<Opti
     let mut body = vec![0u8; length as usize];
     reader.read_exact(&mut body).await?;
     Ok(Some(Incoming::Message(body)))
+}
+
+/// Whether a frame header is the start of JSON text instead: `{` or `[` (after any white space)
+/// followed by printable ASCII. No real frame over the limit has such a header, as a length it is
+/// over 2^24 only because its bytes are text.
+fn looks_like_text(header: &[u8; 4]) -> bool {
+    let start = header.iter().position(|b| !b.is_ascii_whitespace());
+    start.is_some_and(|at| matches!(header[at], b'{' | b'['))
+        && header.iter().all(|b| b.is_ascii_graphic() || b.is_ascii_whitespace())
 }
 
 /// Writes frames, each with its length header, and flushes so the browser sees them at once.

@@ -57,6 +57,18 @@ where
             Err(e) => return Err(e),
         };
         let frames = match frame {
+            Incoming::NotFramed(header) => {
+                let start = String::from_utf8_lossy(&header);
+                tracing::warn!(start = %start.escape_debug(), "input is JSON text without frame headers; stopping");
+                eprintln!(
+                    "llm-cache-host: the input starts with text ({start}), not a 4-byte frame length: a browser sends each \
+                     message as a native-endian u32 length and then the JSON. To type requests by hand, use \
+                     `llm-cache-host call`, which frames each line."
+                );
+                let reply: Result<(), _> = Err(not_framed());
+                write_frames(writer, &[reply_text(None, &reply)]).await?;
+                return Ok(());
+            }
             Incoming::Oversized(length) => {
                 tracing::warn!(length, code = ErrorCode::InvalidRequestError.as_str(), "oversized frame skipped");
                 let reply: Result<(), _> = Err(oversized(length));
@@ -129,6 +141,16 @@ fn loggable(raw: Option<&RawValue>) -> String {
         Some(Ok(text)) => format!("<a string of {} bytes>", text.len()),
         Some(Err(_)) => format!("<{}>", crate::error::json_type_name(raw.map_or("", RawValue::get))),
     }
+}
+
+fn not_framed() -> CacheError {
+    CacheError::new(
+        ErrorCode::InvalidRequestError,
+        "the input is JSON text without frame headers, so it can't be read in step; the host stopped reading",
+        "send each request as a native-endian u32 length followed by its JSON (`llm-cache-host call` does this for typed lines)",
+    )
+    .expected("a 4-byte frame length")
+    .actual("JSON text")
 }
 
 fn oversized(length: u32) -> CacheError {

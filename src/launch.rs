@@ -50,6 +50,16 @@ Setting it up (run `llm-cache-host <command> --help` for the flags):
   llm-cache-host doctor       check every step a browser takes to start the host
   llm-cache-host verify       check the store's invariants (--repair: put right what can be)
 
+Seeing and clearing the cache (each takes --json):
+  llm-cache-host sessions                     every session of every extension
+  llm-cache-host list <session>               its items, one line each
+  llm-cache-host show <session> <key>         an item's data (--pointer /a/0 for one part)
+  llm-cache-host end <session>                remove a session's items
+  llm-cache-host purge                        remove everything (asks first; --yes doesn't)
+
+Talking to the host by hand:
+  llm-cache-host call [--origin O]            one JSON request per stdin line; one reply per stdout line
+
 Other uses:
   llm-cache-host --help       this text
   llm-cache-host --version    the host's version
@@ -75,7 +85,10 @@ pub fn parse(args: &[String]) -> Launch {
         return Launch::Host { origin: format!("{CHROME_SCHEME}{id}/") };
     }
     match (first.as_str(), args.get(1)) {
-        ("install" | "uninstall" | "doctor" | "verify", _) => Launch::Setup(args.to_vec()),
+        (
+            "install" | "uninstall" | "doctor" | "verify" | "sessions" | "list" | "show" | "end" | "purge" | "call",
+            _,
+        ) => Launch::Setup(args.to_vec()),
         ("-h" | "--help" | "help", _) => Launch::Help,
         ("-V" | "--version", _) => Launch::Version,
         (manifest, Some(addon)) if manifest.ends_with(".json") && !addon.is_empty() && !addon.starts_with('-') => {

@@ -13,6 +13,8 @@
 //! - [`store`]: the LMDB environment, its databases and transactions; [`store_file`] checks its
 //!   data file before it is mapped.
 //! - [`cleanup`]: session-end, orphan and crash-recovery cleanup.
+//! - [`call`]: `llm-cache-host call`, the host spoken to by hand, a JSON line per request.
+//! - [`inspect`]: `sessions`, `list`, `show`, `end`, `purge`: the cache seen and cleared without a browser.
 //! - [`verify`]: `llm-cache-host verify [--repair]`, the store's invariants checked and put right.
 //! - [`host`]: the request loop over any reader and writer, and the hourly maintenance.
 //! - [`rules`]: the spec's rules for keys, ids, descriptions and data, as pure functions.
@@ -24,12 +26,14 @@
 //!
 //! `main.rs` only wires these to stdin and stdout.
 
+pub mod call;
 pub mod cleanup;
 pub mod clock;
 pub mod cmd;
 pub mod error;
 pub mod frame;
 pub mod host;
+pub mod inspect;
 pub mod install;
 pub mod json;
 pub mod launch;

@@ -19,6 +19,7 @@ use super::manifest::{
 };
 use super::uninstall::uninstall;
 use super::{Selection, say};
+use crate::inspect::Inspect;
 
 /// Exit code when a command ran and found or hit a problem.
 const FAILED: u8 = 1;
@@ -71,6 +72,59 @@ enum SetupCommand {
         #[arg(long, value_name = "DIR", default_value = "/")]
         policy_root: PathBuf,
     },
+    /// Every session of every extension: origin, items, size, created, last access.
+    Sessions {
+        #[command(flatten)]
+        output: Output,
+    },
+    /// One session's items, newest first, one line each (key | size | age | shape | description).
+    List {
+        /// The session id, e.g. conv_a3f8e2b4-…
+        session: String,
+        #[command(flatten)]
+        origin: OriginArg,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// One item's data, or the part a JSON pointer names.
+    Show {
+        session: String,
+        /// The item's storage key, as `list` shows it.
+        key: String,
+        /// An RFC 6901 pointer into the data, e.g. /emails/3/subject.
+        #[arg(long)]
+        pointer: Option<String>,
+        #[command(flatten)]
+        origin: OriginArg,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// End a session: remove its items, as the extension's endSession does.
+    End {
+        session: String,
+        #[command(flatten)]
+        origin: OriginArg,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Talk to the host by hand: one JSON request per stdin line, one reply per stdout line.
+    ///
+    /// Starts the host as a browser does for the origin (a fresh process; the data directory is the
+    /// usual one, or LLM_CACHE_DIR), frames each line, and prints each reply on one line with its
+    /// chunks reassembled. Example: echo '{"id": 1, "op": "hello"}' | llm-cache-host call
+    Call {
+        /// The extension to speak for: chrome-extension://<id>/ or moz-extension:<add-on id>.
+        #[arg(long, default_value_t = crate::call::default_origin())]
+        origin: String,
+    },
+    /// Remove every session of every extension (asks first unless --yes).
+    Purge {
+        /// Don't ask.
+        #[arg(long)]
+        yes: bool,
+        #[command(flatten)]
+        output: Output,
+    },
     /// Check the store's invariants and print what is wrong; exit 1 if anything is.
     ///
     /// Checks that every record decodes, every item has its data (UTF-8 JSON of the size its
@@ -83,6 +137,23 @@ enum SetupCommand {
         #[arg(long)]
         repair: bool,
     },
+}
+
+/// `--json`, for the inspecting commands.
+#[derive(Debug, Args)]
+struct Output {
+    /// Print JSON (one document) instead of lines, for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `--origin`, for the commands that name a session.
+#[derive(Debug, Args)]
+struct OriginArg {
+    /// Only this extension's session (chrome-extension://<id>/ or moz-extension:<add-on id>); by default
+    /// every extension that has a session of that id.
+    #[arg(long)]
+    origin: Option<String>,
 }
 
 /// The flags `install` and `doctor` share.
@@ -153,6 +224,11 @@ Where browsers look for the manifest (user level; --system in brackets):
 Snap and Flatpak browsers can't start native hosts; install says so when it finds only those.
 ";
 
+/// Runs an inspecting command, reading a confirmation from stdin if it asks for one.
+fn inspect(what: Inspect, output: Output, out: &mut dyn std::io::Write) -> Result<bool, super::Failure> {
+    crate::inspect::run(what, output.json, &mut std::io::stdin().lock(), out).map_err(super::Failure)
+}
+
 /// Runs a set-up command; `args` are the arguments after the program name, starting with the command.
 pub fn run(args: &[String]) -> ExitCode {
     let cli = match Cli::try_parse_from(std::iter::once("llm-cache-host".to_owned()).chain(args.iter().cloned())) {
@@ -175,6 +251,21 @@ pub fn run(args: &[String]) -> ExitCode {
             doctor(&DoctorOptions { selection: flags.selection(), policy_root }, &platform, &mut stdout)
         }
         SetupCommand::Verify { repair } => crate::verify::run(repair, &mut stdout).map_err(super::Failure),
+        SetupCommand::Sessions { output } => inspect(Inspect::Sessions, output, &mut stdout),
+        SetupCommand::List { session, origin, output } => {
+            inspect(Inspect::List { session, origin: origin.origin }, output, &mut stdout)
+        }
+        SetupCommand::Show { session, key, pointer, origin, output } => {
+            inspect(Inspect::Show { session, key, pointer, origin: origin.origin }, output, &mut stdout)
+        }
+        SetupCommand::End { session, origin, output } => {
+            inspect(Inspect::End { session, origin: origin.origin }, output, &mut stdout)
+        }
+        SetupCommand::Purge { yes, output } => inspect(Inspect::Purge { yes }, output, &mut stdout),
+        SetupCommand::Call { origin } => {
+            crate::call::run(&origin, &mut std::io::stdin().lock(), &mut stdout, &mut std::io::stderr())
+                .map_err(super::Failure)
+        }
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

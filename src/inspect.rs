@@ -1,0 +1,296 @@
+//! What a person sees of the cache without a browser: `sessions`, `list <session>`, `show <session>
+//! <key>`, `end <session>` and `purge`, each with `--json` for scripts.
+//!
+//! They open the store as a host does and act in its transactions, so they are safe beside running
+//! hosts. `list` and `show` run the protocol's own `list` and `read`; looking is not a use of the
+//! session, so they never refresh its last access (and never keep an orphan alive).
+
+use std::io::{BufRead, Write};
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::clock::Clock;
+use crate::cmd::{Command, Context};
+use crate::error::CacheError;
+use crate::message::Fields;
+use crate::store::{SessionRecord, Store, split_scoped};
+use crate::{cleanup, paths, store_file};
+
+/// What to do, as the command line said it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Inspect {
+    /// Every session of every extension.
+    Sessions,
+    /// One session's items, newest first.
+    List { session: String, origin: Option<String> },
+    /// One item's data (or the part a pointer names).
+    Show { session: String, key: String, pointer: Option<String>, origin: Option<String> },
+    /// Ends a session: removes its items.
+    End { session: String, origin: Option<String> },
+    /// Ends every session of every extension.
+    Purge { yes: bool },
+}
+
+/// One session of one extension, as `sessions` shows it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionRow {
+    origin: String,
+    session_id: String,
+    item_count: u64,
+    total_size: u64,
+    created_at: u64,
+    last_accessed_at: u64,
+}
+
+/// A clock stopped at 0: with it, `list` and `read` never find a last access stale enough to refresh.
+struct Stopped;
+
+impl Clock for Stopped {
+    fn now_ms(&self) -> u64 {
+        0
+    }
+}
+
+/// Runs `what` on this user's store; prints text (or JSON) to `out`. Returns whether it did what was
+/// asked (false: nothing found, or the person said no).
+///
+/// # Errors
+/// Why the store can't be used.
+pub fn run(what: Inspect, json: bool, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<bool, String> {
+    let data_dir = paths::data_dir().map_err(|e| e.to_string())?;
+    let dir = paths::store_dir(&data_dir);
+    if store_file::check(&dir) == store_file::FileCheck::Missing {
+        let _ = writeln!(out, "{}", if json { "[]".to_owned() } else { format!("no cache yet in {}", dir.display()) });
+        return Ok(true);
+    }
+    let store = Arc::new(Store::open(&dir).map_err(|e| e.message.clone())?);
+    let now = crate::clock::SystemClock.now_ms();
+    let mut say = |line: String| {
+        let _ = writeln!(out, "{line}");
+    };
+    match what {
+        Inspect::Sessions => {
+            let rows = sessions(&store).map_err(|e| e.message.clone())?;
+            if json {
+                say(to_json(&rows));
+            } else if rows.is_empty() {
+                say("no sessions".into());
+            } else {
+                say("origin | session | items | size | created | last access".into());
+                for row in &rows {
+                    say(format!(
+                        "{} | {} | {} | {} | {} ago | {} ago",
+                        row.origin,
+                        row.session_id,
+                        row.item_count,
+                        size(row.total_size),
+                        age(now, row.created_at),
+                        age(now, row.last_accessed_at)
+                    ));
+                }
+            }
+            Ok(true)
+        }
+        Inspect::List { session, origin } => {
+            let mut pages = Vec::new();
+            for origin in origins_of(&store, &session, origin)? {
+                let mut page = call(&store, &origin, json!({"op": "list", "sessionId": session, "limit": 1000}))?;
+                let mut cursor = page["nextCursor"].clone();
+                while !cursor.is_null() {
+                    let request = json!({"op": "list", "sessionId": session, "limit": 1000, "cursor": cursor});
+                    let next = call(&store, &origin, request)?;
+                    let more = next["items"].as_array().cloned().unwrap_or_default();
+                    page["items"].as_array_mut().expect("list returns items").extend(more);
+                    cursor = next["nextCursor"].clone();
+                }
+                pages.push((origin, page));
+            }
+            if json {
+                let all: Vec<Value> =
+                    pages.iter().map(|(origin, page)| json!({"origin": origin, "items": page["items"]})).collect();
+                say(to_json(&all));
+            } else {
+                for (origin, page) in &pages {
+                    say(format!(
+                        "{origin}: {} items, {} (key | size | age | shape | description)",
+                        page["itemCount"],
+                        size(page["totalSize"].as_u64().unwrap_or(0))
+                    ));
+                    for item in page["items"].as_array().into_iter().flatten() {
+                        say(format!(
+                            "{} | {} | {} | {} | {}",
+                            item["storageKey"].as_str().unwrap_or_default(),
+                            size(item["dataSize"].as_u64().unwrap_or(0)),
+                            age(now, item["timestamp"].as_u64().unwrap_or(0)),
+                            item["shape"].as_str().unwrap_or_default(),
+                            item["description"].as_str().unwrap_or_default().replace(['\n', '\r'], " ")
+                        ));
+                    }
+                }
+            }
+            Ok(!pages.is_empty())
+        }
+        Inspect::Show { session, key, pointer, origin } => {
+            let origin = origins_of(&store, &session, origin)?.into_iter().next().unwrap_or_default();
+            let mut request = json!({"op": "read", "sessionId": session, "storageKey": key});
+            if let Some(pointer) = &pointer {
+                request["pointer"] = json!(pointer);
+            }
+            let item = call(&store, &origin, request)?;
+            if json {
+                say(to_json(&item));
+            } else {
+                let item = &item["item"];
+                say(format!(
+                    "{} | {} | {} | {}",
+                    key,
+                    size(item["dataSize"].as_u64().unwrap_or(0)),
+                    item["shape"].as_str().unwrap_or_default(),
+                    item["description"].as_str().unwrap_or_default()
+                ));
+                say(serde_json::to_string_pretty(&item["data"]).unwrap_or_default());
+            }
+            Ok(true)
+        }
+        Inspect::End { session, origin } => {
+            let mut ended = Vec::new();
+            for origin in origins_of(&store, &session, origin)? {
+                let removed = cleanup::end_session(&store, &origin, &session).map_err(|e| e.message.clone())?;
+                ended.push(json!({"origin": origin, "sessionId": session, "deletedItems": removed.deleted_items, "freedBytes": removed.freed_bytes}));
+            }
+            if json {
+                say(to_json(&ended));
+            } else {
+                for end in &ended {
+                    say(format!(
+                        "ended {} of {}: {} items, {}",
+                        session,
+                        end["origin"].as_str().unwrap_or_default(),
+                        end["deletedItems"],
+                        size(end["freedBytes"].as_u64().unwrap_or(0))
+                    ));
+                }
+            }
+            Ok(true)
+        }
+        Inspect::Purge { yes } => {
+            let rows = sessions(&store).map_err(|e| e.message.clone())?;
+            let items: u64 = rows.iter().map(|row| row.item_count).sum();
+            let bytes: u64 = rows.iter().map(|row| row.total_size).sum();
+            if !yes {
+                let _ = write!(
+                    out,
+                    "Remove all {} sessions ({items} items, {}) from {}? [y/N] ",
+                    rows.len(),
+                    size(bytes),
+                    dir.display()
+                );
+                let _ = out.flush();
+                let mut answer = String::new();
+                let _ = input.read_line(&mut answer);
+                if !matches!(answer.trim(), "y" | "Y" | "yes") {
+                    let _ = writeln!(out, "nothing removed");
+                    return Ok(false);
+                }
+            }
+            let mut removed = (0, 0);
+            for row in &rows {
+                let done = cleanup::end_session(&store, &row.origin, &row.session_id).map_err(|e| e.message.clone())?;
+                removed = (removed.0 + done.deleted_items, removed.1 + done.freed_bytes);
+            }
+            // Cleanups a host left unfinished, whose sessions no longer have a record.
+            cleanup::maintain(&store, 0).map_err(|e| e.message.clone())?;
+            if json {
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    json!({"sessions": rows.len(), "deletedItems": removed.0, "freedBytes": removed.1})
+                );
+            } else {
+                let _ = writeln!(out, "removed {} sessions: {} items, {}", rows.len(), removed.0, size(removed.1));
+            }
+            Ok(true)
+        }
+    }
+}
+
+/// Every session record of every origin.
+fn sessions(store: &Store) -> Result<Vec<SessionRow>, CacheError> {
+    store.read(|txn, dbs| {
+        let mut rows = Vec::new();
+        for entry in dbs.sessions.iter(txn)? {
+            let (key, bytes) = entry?;
+            let (origin, session_id) = split_scoped(key);
+            let Ok(record) = serde_json::from_slice::<SessionRecord>(bytes) else { continue };
+            rows.push(SessionRow {
+                origin,
+                session_id,
+                item_count: record.item_count,
+                total_size: record.total_size,
+                created_at: record.created_at,
+                last_accessed_at: record.last_accessed_at,
+            });
+        }
+        Ok(rows)
+    })
+}
+
+/// The origins to act on for `session`: the one given, or every origin that holds the session.
+fn origins_of(store: &Store, session: &str, origin: Option<String>) -> Result<Vec<String>, String> {
+    if let Some(origin) = origin {
+        return Ok(vec![origin]);
+    }
+    let origins: Vec<String> = sessions(store)
+        .map_err(|e| e.message.clone())?
+        .into_iter()
+        .filter(|row| row.session_id == session)
+        .map(|row| row.origin)
+        .collect();
+    if origins.is_empty() {
+        return Err(format!("no extension has a session {session}: `llm-cache-host sessions` lists them"));
+    }
+    Ok(origins)
+}
+
+/// Runs one protocol request for `origin` and returns its result.
+fn call(store: &Arc<Store>, origin: &str, mut request: Value) -> Result<Value, String> {
+    request["id"] = json!(1);
+    let ctx = Context { store: Ok(store.clone()), origin: origin.to_owned(), clock: Arc::new(Stopped) };
+    let text = request.to_string();
+    let fields = Fields::parse(text.as_bytes()).map_err(|e| e.message.clone())?;
+    let success = Command::parse(&fields)
+        .and_then(|command| command.apply(&ctx))
+        .map_err(|e| format!("{}: {}", e.code.as_str(), e.message))?;
+    serde_json::to_value(success).map_err(|e| e.to_string())
+}
+
+fn to_json(value: &impl Serialize) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+/// Sizes as the tool shows them: 812B, 1.2KB, 4.9MB.
+fn size(bytes: u64) -> String {
+    const KB: f64 = 1024.0;
+    let b = bytes as f64;
+    if b < KB {
+        format!("{bytes}B")
+    } else if b < KB * KB {
+        format!("{:.1}KB", b / KB)
+    } else {
+        format!("{:.1}MB", b / (KB * KB))
+    }
+}
+
+/// How long ago, in the largest whole unit: 45s, 12m, 3h, 2d.
+fn age(now: u64, then: u64) -> String {
+    let seconds = now.saturating_sub(then) / 1000;
+    match seconds {
+        0..60 => format!("{seconds}s"),
+        60..3600 => format!("{}m", seconds / 60),
+        3600..86_400 => format!("{}h", seconds / 3600),
+        _ => format!("{}d", seconds / 86_400),
+    }
+}
