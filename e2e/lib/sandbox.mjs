@@ -90,3 +90,17 @@ export function installHost(sandbox, { extensionId = EXTENSION_ID } = {}) {
   if (!fs.existsSync(file)) throw new Error(`the installer exited 0 but wrote no ${file}:\n${transcript}`);
   return { manifest: JSON.parse(fs.readFileSync(file, "utf8")), file, transcript };
 }
+
+/**
+ * Runs the real installer for Firefox with the sandbox's HOME (Firefox looks in ~/.mozilla/native-messaging-hosts),
+ * allowing the demo add-on by default, and returns the manifest it wrote.
+ */
+export function installHostForFirefox(sandbox) {
+  const args = ["install", "--browser", "firefox"];
+  const run = spawnSync(HOST_BIN, args, { env: sandbox.env, encoding: "utf8", timeout: 60_000 });
+  const transcript = `$ llm-cache-host ${args.join(" ")}\nexit: ${run.status ?? run.signal ?? run.error}\n${run.stdout}${run.stderr}`;
+  if (run.status !== 0) throw new Error(`the installer failed:\n${transcript}`);
+  const file = path.join(sandbox.home, ".mozilla", "native-messaging-hosts", `${HOST_NAME}.json`);
+  if (!fs.existsSync(file)) throw new Error(`the installer exited 0 but wrote no ${file}:\n${transcript}`);
+  return { manifest: JSON.parse(fs.readFileSync(file, "utf8")), file, transcript };
+}

@@ -1,0 +1,77 @@
+// The demo add-on in a real Firefox ESR: the installer's Firefox manifest (allowed_extensions), Firefox's launch
+// line (manifest path and add-on id) and its 1 MiB limit on messages from a host, through the same scenario as
+// Chromium's: cache summaries, list them, read one field, write and read back a 5 MB item through chunk frames,
+// end the session.
+import assert from "node:assert/strict";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { DEMO_GLOBAL, DemoAgent, checkDemoExtension, keysIn } from "../lib/demo-agent.mjs";
+import { demoScenarioSkipReason, requireHostAndChromium } from "../lib/env.mjs";
+import { FIREFOX_ADDON_ID, launchFirefoxWithExtension, requireFirefox } from "../lib/firefox.mjs";
+import { createSandbox, installHostForFirefox } from "../lib/sandbox.mjs";
+
+const SKIP = demoScenarioSkipReason() ?? false;
+const MAX_ITEM_BYTES = 5 * 1024 * 1024;
+
+describe("the demo add-on in Firefox, host installed for Firefox", { skip: SKIP, timeout: 150_000 }, () => {
+  const s = {};
+  const sessionId = `conv_e2e-firefox-${crypto.randomBytes(4).toString("hex")}`;
+  let agent;
+  before(async () => {
+    requireHostAndChromium();
+    requireFirefox();
+    checkDemoExtension();
+    s.sandbox = createSandbox("firefox");
+    s.install = installHostForFirefox(s.sandbox);
+    s.browser = await launchFirefoxWithExtension(s.sandbox, { globalName: DEMO_GLOBAL });
+    agent = new DemoAgent(s.browser, sessionId);
+  });
+  after(async () => {
+    await s.browser?.close();
+    await s.sandbox?.cleanup();
+  });
+  const keys = [];
+
+  it("was registered with Firefox's manifest: allowed_extensions names the add-on", () => {
+    assert.deepEqual(s.install.manifest.allowed_extensions, [FIREFOX_ADDON_ID]);
+    assert.equal(s.install.manifest.allowed_origins, undefined);
+  });
+
+  it("caches summaries and lists them", async () => {
+    for (let i = 0; i < 5; i++) {
+      const outcome = await agent.write({ from: `sender${i}@example.com`, subject: `Subject ${i}` }, `Summary of email ${i}/5`);
+      assert.equal(outcome.resolved, true, outcome.error);
+      const found = keysIn(outcome.text, sessionId);
+      assert.equal(found.length, 1, outcome.text);
+      keys.push(found[0]);
+    }
+    const list = await agent.list(10);
+    assert.match(list.text, /^5 items, /, list.text);
+    assert.deepEqual(new Set(keysIn(list.text, sessionId)), new Set(keys));
+    const part = await agent.read(keys[3], "/subject");
+    assert.match(part.text, /\ndata at \/subject: "Subject 3"$/, part.text);
+  });
+
+  it("writes a 5 MB item and reads it back whole, through chunk frames under Firefox's 1 MiB limit", async () => {
+    const written = await agent.writeBig("7", MAX_ITEM_BYTES, "5 MB block");
+    assert.equal(written.resolved, true, written.error);
+    const [key] = keysIn(written.text, sessionId);
+    const whole = await agent.readBigWhole(key, "7", MAX_ITEM_BYTES);
+    assert.equal(whole.resolved, true, whole.error);
+    assert.equal(whole.dataSize, MAX_ITEM_BYTES);
+    assert.equal(whole.same, true, "the data read back differs from the data written");
+  });
+
+  it("ends the session, and the host was started as Firefox starts it", async () => {
+    const ended = await agent.endSession();
+    assert.equal(ended.status, "ended", JSON.stringify(ended));
+    assert.equal(ended.deletedItems, 6);
+    const list = await agent.list(10);
+    assert.deepEqual(keysIn(list.text, sessionId), []);
+    const logs = path.join(s.sandbox.dataDir, "logs");
+    const text = fs.readdirSync(logs).map((name) => fs.readFileSync(path.join(logs, name), "utf8")).join("");
+    assert.match(text, new RegExp(`host started origin=moz-extension:${FIREFOX_ADDON_ID.replace(".", "\\.")}`), "the host's origin is Firefox's add-on id");
+  });
+});
