@@ -130,38 +130,49 @@ pub fn truncate_description(description: &str) -> Cow<'_, str> {
 }
 
 /// Removes the white space between JSON tokens, so that `dataSize` is the size of the compact text
-/// whatever spacing a client used. `json` must be valid JSON (serde has checked it); text that
-/// already is compact, as Chrome sends it, is returned as it is.
+/// whatever spacing a client used. `json` must be valid JSON (serde has checked it); text with no
+/// white space between tokens, as Chrome sends it, is borrowed as it is, spaces inside strings or not.
+///
+/// One pass: strings are skipped with a SIMD search for their closing quote, and the text between
+/// runs of white space is copied in whole slices, only once a run has been found.
 pub fn compact_json(json: &str) -> Cow<'_, str> {
+    let bytes = json.as_bytes();
     let is_space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
-    if !json.bytes().any(is_space) {
-        return Cow::Borrowed(json);
-    }
-    let mut out = Vec::with_capacity(json.len());
-    let mut in_string = false;
-    let mut escaped = false;
-    for &b in json.as_bytes() {
-        if in_string {
-            out.push(b);
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
+    let mut out: Option<Vec<u8>> = None;
+    // Everything before `kept` is in `out` already (once there is an `out`).
+    let mut kept = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'"' => at = after_string(bytes, at),
+            b if is_space(b) => {
+                let out = out.get_or_insert_with(|| Vec::with_capacity(bytes.len()));
+                out.extend_from_slice(&bytes[kept..at]);
+                while at < bytes.len() && is_space(bytes[at]) {
+                    at += 1;
+                }
+                kept = at;
             }
-        } else if b == b'"' {
-            in_string = true;
-            out.push(b);
-        } else if !is_space(b) {
-            out.push(b);
+            _ => at += 1,
         }
     }
-    if out.len() == json.len() {
-        return Cow::Borrowed(json);
-    }
+    let Some(mut out) = out else { return Cow::Borrowed(json) };
+    out.extend_from_slice(&bytes[kept..]);
     // Only ASCII white space outside strings was removed, so the rest is still UTF-8.
     Cow::Owned(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
+/// The index just past the string whose opening quote is at `quote`.
+fn after_string(bytes: &[u8], quote: usize) -> usize {
+    let mut at = quote + 1;
+    while let Some(found) = bytes.get(at..).and_then(|rest| memchr::memchr2(b'"', b'\\', rest)) {
+        at += found;
+        if bytes[at] == b'"' {
+            return at + 1;
+        }
+        at += 2; // a backslash and the character it escapes
+    }
+    bytes.len()
 }
 
 #[cfg(test)]
@@ -291,5 +302,9 @@ mod tests {
         assert_eq!(compact_json("{ \"a b\" : [ 1 ,\n\t2 ] }"), r#"{"a b":[1,2]}"#);
         assert_eq!(compact_json(r#"[ "x \" y", "\\", " " ]"#), r#"["x \" y","\\"," "]"#);
         assert_eq!(compact_json(" \"é 😀\" "), "\"é 😀\"");
+        // Spaces inside strings don't make a copy; escaped quotes and backslashes don't end a string.
+        assert!(matches!(compact_json(r#"{"a b":"c d \" e \\","f":[1,2]}"#), Cow::Borrowed(_)));
+        assert_eq!(compact_json("[1,\n\n   \"x\\\\\" , \"y \"]"), r#"[1,"x\\","y "]"#);
+        assert_eq!(compact_json("\"unterminated \\"), "\"unterminated \\");
     }
 }
