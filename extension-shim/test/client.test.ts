@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it, type TestContext } from "node:test";
-import { NativeCacheClient, type ClientOptions } from "../src/client.js";
+import { NativeCacheClient, jsonBytesAtMost, type ClientOptions } from "../src/client.js";
 import {
   DataTooLargeError,
   InvalidKeyFormatError,
@@ -19,7 +19,7 @@ import {
   RequestTimeoutError,
   StorageUnavailableError,
 } from "../src/errors.js";
-import { MAX_ITEM_BYTES, MAX_REQUEST_BYTES, SESSION_QUOTA_BYTES } from "../src/protocol.js";
+import { MAX_ITEM_BYTES, MAX_REQUEST_BYTES, SESSION_QUOTA_BYTES, utf8Length } from "../src/protocol.js";
 import { CHROME_ERRORS, hostConnector, type HostConnector } from "./helpers/chrome-port.js";
 import { HELLO_V1, replyingScript, scriptedConnector } from "./helpers/scripted-port.js";
 import { tempDir } from "./helpers/temp.js";
@@ -374,6 +374,28 @@ describe("lost replies and the 64 MiB limit", () => {
     // Half as many characters, but é is 2 bytes in UTF-8: over the limit all the same.
     await assert.rejects(client.request("write", fields(MAX_REQUEST_BYTES / 2, "é")), MessageTooLargeError);
     assert.deepEqual(connect.ports[0]!.posted.map((m) => m.op), ["hello", "write"]);
+  });
+});
+
+describe("the size check before sending", () => {
+  it("bounds a message's JSON bytes from above without serialising it, and gives up on what it can't be sure of", () => {
+    const values: unknown[] = [
+      "plain",
+      "é😀\u0000\n\"\\",
+      "\u001f".repeat(1000),
+      [1.5e-300, -0, 12345678901234567890, null, true, undefined, "x"],
+      { a: { b: [{ c: "d" }] }, "ké\ny": [], skipped: undefined },
+      Array.from({ length: 200 }, (_, n) => ({ n, text: "t".repeat(n) })),
+    ];
+    for (const value of values) {
+      const exact = utf8Length(JSON.stringify(value) ?? "");
+      assert.ok(jsonBytesAtMost(value, 0) >= exact, `${JSON.stringify(value).slice(0, 40)}: bound below ${exact}`);
+    }
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    for (const unsure of [10n, () => 1, cycle, new Date(0)]) assert.equal(jsonBytesAtMost(unsure, 0), Infinity);
+    // A 5 MB string is well under 64 MiB by the bound alone: no serialising just to measure it.
+    assert.ok(jsonBytesAtMost({ data: "x".repeat(5 * 1024 * 1024) }, 0) < MAX_REQUEST_BYTES);
   });
 });
 
