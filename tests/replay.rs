@@ -204,5 +204,6 @@ transcripts!(
     slices,
     append,
     search,
-    hostile_input
+    hostile_input,
+    read_many
 );

@@ -34,6 +34,8 @@ import {
   type KeyRequest,
   type ListRequest,
   type ListResult,
+  type ReadManyEntry,
+  type ReadManyRequest,
   type ReadRequest,
   type Reply,
   type SearchRequest,
@@ -173,6 +175,15 @@ export class NativeCacheClient {
   async read(request: ReadRequest, options?: RequestOptions): Promise<CachedItem> {
     const result = await this.request<{ item: CachedItem; slice?: Slice }>("read", request, options);
     return result.slice === undefined ? result.item : { ...result.item, slice: result.slice };
+  }
+
+  /**
+   * Several items in one round trip and one snapshot, in the order asked: each entry is the item (with
+   * `slice` when cut to `maxBytes`), or `{storageKey, error}` for a key that names nothing.
+   */
+  async readMany(request: ReadManyRequest, options?: RequestOptions): Promise<ReadManyEntry[]> {
+    const result = await this.request<{ items: ReadManyEntry[] }>("read", request, options);
+    return result.items;
   }
 
   list(request: ListRequest, options?: RequestOptions): Promise<ListResult> {

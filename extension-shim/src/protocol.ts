@@ -98,6 +98,17 @@ export interface ReadRequest {
   maxBytes?: number;
 }
 
+/** `read` of several items in one round trip (section 4.3, "Several items"). */
+export interface ReadManyRequest {
+  sessionId: string;
+  /** 1 to 100 keys, each alone or with a pointer. */
+  storageKeys: Array<string | { storageKey: string; pointer?: string }>;
+  maxBytes?: number;
+}
+
+/** One entry of a `readMany`: the item, or the error a read of that key alone would have failed with. */
+export type ReadManyEntry = { item: CachedItem; slice?: Slice } | { storageKey: string; error: WireError };
+
 export interface ListRequest {
   sessionId: string;
   taskId?: string;

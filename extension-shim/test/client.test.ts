@@ -377,6 +377,25 @@ describe("lost replies and the 64 MiB limit", () => {
   });
 });
 
+describe("readMany", () => {
+  it("reads several items in one request, in order, with a missing key as an entry with its error", async (t) => {
+    const { client, connect } = hostClient(t);
+    const keys = [];
+    for (const n of [1, 2, 3]) keys.push((await client.write({ sessionId: SESSION, data: { n, text: `summary ${n}` }, description: "d" })).storageKey);
+    const before = connect.ports[0]!.log.length;
+    const entries = await client.readMany({
+      sessionId: SESSION,
+      storageKeys: [keys[2]!, { storageKey: keys[0]!, pointer: "/text" }, `${SESSION}_aaaaaaaa_bbbbbbbb`],
+    });
+    assert.deepEqual(connect.ports[0]!.log.slice(before), ["> read", "< 5"], "one request, one reply");
+    assert.deepEqual(entries.map((entry) => ("item" in entry ? entry.item.data : entry.error.code)), [
+      { n: 3, text: "summary 3" },
+      "summary 1",
+      "ItemNotFoundError",
+    ]);
+  });
+});
+
 describe("the size check before sending", () => {
   it("bounds a message's JSON bytes from above without serialising it, and gives up on what it can't be sure of", () => {
     const values: unknown[] = [

@@ -85,6 +85,8 @@ pub enum Command {
     Write(write::Write),
     /// `read`: one item with its data, or part of it.
     Read(read::Read),
+    /// `read` with `storageKeys`: several items in one round trip.
+    ReadMany(read::ReadMany),
     /// `list`: a page of a session's items' metadata.
     List(list::List),
     /// `update`: change an item's data, description or custom metadata.
@@ -115,6 +117,8 @@ pub enum Success {
     Metadata(CacheMetadata),
     /// `read`'s answer.
     Read(read::ReadResult),
+    /// `read`'s answer with `storageKeys`.
+    ReadMany(read::ManyResult),
     /// `list`'s answer.
     List(list::ListResult),
     /// `delete`'s answer.
@@ -137,6 +141,7 @@ impl Command {
         Ok(match op.as_str() {
             "hello" => Command::Hello,
             "write" => Command::Write(write::Write::parse(fields)?),
+            "read" if fields.storage_keys.is_some() => Command::ReadMany(read::ReadMany::parse(fields)?),
             "read" => Command::Read(read::Read::parse(fields)?),
             "list" => Command::List(list::List::parse(fields)?),
             "update" => Command::Update(update::Update::parse(fields)?),
@@ -166,6 +171,7 @@ impl Command {
             Command::Hello => Ok(Success::Hello(hello::hello())),
             Command::Write(cmd) => cmd.apply(ctx).map(Success::Metadata),
             Command::Read(cmd) => cmd.apply(ctx).map(Success::Read),
+            Command::ReadMany(cmd) => cmd.apply(ctx).map(Success::ReadMany),
             Command::List(cmd) => cmd.apply(ctx).map(Success::List),
             Command::Update(cmd) => cmd.apply(ctx).map(Success::Metadata),
             Command::Delete(cmd) => cmd.apply(ctx).map(Success::Deleted),

@@ -4,10 +4,12 @@
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::{CacheMetadata, Context, at_pointer, last_access, pointer, session_id, storage_key_in, value_at};
+use super::pointer as pointer_of;
+use super::{CacheMetadata, Context, at_pointer, last_access, session_id, storage_key_in, value_at};
 use crate::error::{CacheError, ErrorCode};
 use crate::json::slice::{SliceError, Sliced, Window, slice};
-use crate::message::{Fields, optional_count};
+use crate::message::{Fields, optional_count, required_string};
+use crate::store::{Dbs, ReadTxn, StoreError};
 
 /// A parsed `read`.
 pub struct Read {
@@ -59,17 +61,121 @@ struct SliceInfo {
     next_offset: Option<u64>,
 }
 
-impl Read {
-    /// Checks the session, key and pointer.
-    pub fn parse(fields: &Fields<'_>) -> Result<Read, CacheError> {
+/// A parsed `read` of several items (`storageKeys`): each is read as a `read` of one would be, all in
+/// one read transaction, so they are one consistent snapshot.
+pub struct ReadMany {
+    session_id: String,
+    /// Each key's read, or (for a key of another session) the ItemNotFoundError a never-written key
+    /// gets, so that nothing tells the two apart.
+    reads: Vec<Result<Read, (String, CacheError)>>,
+}
+
+/// One entry of `read`'s `items` (with `storageKeys`): the item, or why there is none.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum ManyEntry {
+    /// As a `read` of that key alone answers.
+    Found(ReadResult),
+    /// The key names nothing (or another session), or its data can't be read.
+    Missing {
+        #[serde(rename = "storageKey")]
+        storage_key: String,
+        error: CacheError,
+    },
+}
+
+/// `read`'s result with `storageKeys`.
+#[derive(Debug, Serialize)]
+pub struct ManyResult {
+    /// One entry per key, in the order asked.
+    items: Vec<ManyEntry>,
+}
+
+/// The most keys one `read` takes.
+pub const MAX_STORAGE_KEYS: usize = 100;
+
+impl ReadMany {
+    /// Checks the session, the keys and their pointers. `offset` and `limit` slice one value, so they
+    /// don't go with several keys; `maxBytes` bounds each item.
+    pub fn parse(fields: &Fields<'_>) -> Result<ReadMany, CacheError> {
         let session_id = session_id(fields)?;
-        let storage_key = storage_key_in(fields, &session_id)?;
-        let pointer = pointer(fields)?;
-        let offset = optional_count(fields.offset, "offset")?;
-        let limit = optional_count(fields.limit, "limit")?;
-        if limit == Some(0) {
-            return Err(CacheError::invalid_field("limit", "a positive integer", 0));
+        if fields.storage_key.is_some() || fields.offset.is_some() || fields.limit.is_some() || fields.pointer.is_some()
+        {
+            return Err(CacheError::new(
+                ErrorCode::InvalidRequestError,
+                "`storageKeys` reads whole items (or a pointer each); it doesn't go with `storageKey`, `pointer`, `offset` or `limit`",
+                "send the keys in `storageKeys` alone, each as a key or {\"storageKey\", \"pointer\"}, or read one item with `storageKey`",
+            ));
         }
+        let expected =
+            format!("an array of 1 to {MAX_STORAGE_KEYS} keys, each a string or {{\"storageKey\": …, \"pointer\": …}}");
+        let raw: Vec<&RawValue> = fields
+            .storage_keys
+            .map(|raw| serde_json::from_str(raw.get()))
+            .transpose()
+            .map_err(|_| CacheError::invalid_field("storageKeys", &expected, "not an array"))?
+            .unwrap_or_default();
+        if raw.is_empty() || raw.len() > MAX_STORAGE_KEYS {
+            return Err(CacheError::invalid_field("storageKeys", &expected, raw.len()));
+        }
+        let max_bytes = Read::parse_max_bytes(fields)?;
+        let reads = raw
+            .into_iter()
+            .map(|entry| {
+                let (key, pointer) = match entry.get().as_bytes().first() {
+                    Some(b'{') => {
+                        let target = Fields::parse(entry.get().as_bytes())?;
+                        (target.storage_key, target.pointer)
+                    }
+                    _ => (Some(entry), None),
+                };
+                let target = Fields { session_id: fields.session_id, storage_key: key, pointer, ..Fields::default() };
+                let pointer = pointer_of(&target)?;
+                match storage_key_in(&target, &session_id) {
+                    Ok(storage_key) => {
+                        Ok(Ok(Read { session_id: session_id.clone(), storage_key, pointer, slice: None, max_bytes }))
+                    }
+                    Err(error) if error.code == ErrorCode::ItemNotFoundError => {
+                        Ok(Err((required_string(key, "storageKey")?, error)))
+                    }
+                    Err(error) => Err(error),
+                }
+            })
+            .collect::<Result<_, CacheError>>()?;
+        Ok(ReadMany { session_id, reads })
+    }
+
+    /// Reads every item in one transaction, then refreshes the session's last access once.
+    pub fn apply(self, ctx: &Context) -> Result<ManyResult, CacheError> {
+        let origin = ctx.origin.as_str();
+        let (items, last_accessed) = ctx.store()?.read(|txn, dbs| {
+            let mut items = Vec::with_capacity(self.reads.len());
+            for read in &self.reads {
+                let read = match read {
+                    Ok(read) => read,
+                    Err((storage_key, error)) => {
+                        items.push(ManyEntry::Missing { storage_key: storage_key.clone(), error: error.clone() });
+                        continue;
+                    }
+                };
+                items.push(match read.one(txn, dbs, origin) {
+                    Ok(found) => ManyEntry::Found(found),
+                    Err(StoreError::Cache(error)) => {
+                        ManyEntry::Missing { storage_key: read.storage_key.clone(), error }
+                    }
+                    Err(other) => return Err(other),
+                });
+            }
+            Ok((items, last_access(dbs.session(txn, origin, &self.session_id)?)))
+        })?;
+        ctx.touch(&self.session_id, last_accessed)?;
+        Ok(ManyResult { items })
+    }
+}
+
+impl Read {
+    /// `maxBytes`, checked: at least 16.
+    fn parse_max_bytes(fields: &Fields<'_>) -> Result<Option<usize>, CacheError> {
         let max_bytes = optional_count(fields.max_bytes, "maxBytes")?;
         if let Some(max_bytes) = max_bytes.filter(|&n| n < MIN_MAX_BYTES) {
             return Err(CacheError::invalid_field(
@@ -78,8 +184,21 @@ impl Read {
                 max_bytes,
             ));
         }
+        Ok(max_bytes.map(|n| usize::try_from(n).unwrap_or(usize::MAX)))
+    }
+
+    /// Checks the session, key and pointer.
+    pub fn parse(fields: &Fields<'_>) -> Result<Read, CacheError> {
+        let session_id = session_id(fields)?;
+        let storage_key = storage_key_in(fields, &session_id)?;
+        let pointer = pointer_of(fields)?;
+        let offset = optional_count(fields.offset, "offset")?;
+        let limit = optional_count(fields.limit, "limit")?;
+        if limit == Some(0) {
+            return Err(CacheError::invalid_field("limit", "a positive integer", 0));
+        }
+        let max_bytes = Read::parse_max_bytes(fields)?;
         let slice = (offset.is_some() || limit.is_some()).then(|| (offset.unwrap_or(0), limit));
-        let max_bytes = max_bytes.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
         Ok(Read { session_id, storage_key, pointer, slice, max_bytes })
     }
 
@@ -87,6 +206,16 @@ impl Read {
     pub fn apply(self, ctx: &Context) -> Result<ReadResult, CacheError> {
         let origin = ctx.origin.as_str();
         let (item, last_accessed) = ctx.store()?.read(|txn, dbs| {
+            let item = self.one(txn, dbs, origin)?;
+            Ok((item, last_access(dbs.session(txn, origin, &self.session_id)?)))
+        })?;
+        ctx.touch(&self.session_id, last_accessed)?;
+        Ok(item)
+    }
+
+    /// The item in the read transaction `txn`.
+    fn one(&self, txn: &ReadTxn<'_>, dbs: &Dbs, origin: &str) -> Result<ReadResult, StoreError> {
+        {
             let meta = dbs
                 .meta(txn, origin, &self.storage_key)?
                 .ok_or_else(|| CacheError::item_not_found(&self.storage_key))?;
@@ -114,11 +243,8 @@ impl Read {
                 data,
                 custom_metadata: meta.custom_metadata,
             };
-            let item = ReadResult { item, slice };
-            Ok((item, last_access(dbs.session(txn, origin, &self.session_id)?)))
-        })?;
-        ctx.touch(&self.session_id, last_accessed)?;
-        Ok(item)
+            Ok(ReadResult { item, slice })
+        }
     }
 
     /// The part of `value` to return, when it is not all of it: the slice asked for, or, when
