@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::cleanup;
@@ -41,11 +41,19 @@ where
     served
 }
 
+/// Read-ahead for stdin: requests that are already waiting in it are handled together (a group
+/// commit for the writes among them).
+const INPUT_BUFFER_BYTES: usize = 256 * 1024;
+
+/// The most requests handled together.
+const MAX_GROUP: usize = 256;
+
 async fn serve_requests<R, W>(reader: &mut R, writer: &mut W, ctx: &Arc<Context>) -> io::Result<()>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
+    let reader = &mut BufReader::with_capacity(INPUT_BUFFER_BYTES, reader);
     loop {
         let frame = match read_frame(reader).await {
             Ok(Some(frame)) => frame,
@@ -75,55 +83,136 @@ where
                 vec![reply_text(None, &reply)]
             }
             Incoming::Message(bytes) => {
+                // Whole frames that have already arrived behind this one are handled with it.
+                let mut group = vec![bytes];
+                while group.len() < MAX_GROUP && complete_frame_waiting(reader.buffer()) {
+                    match read_frame(reader).await? {
+                        Some(Incoming::Message(bytes)) => group.push(bytes),
+                        _ => unreachable!("a complete frame within the limit was waiting"),
+                    }
+                }
                 let ctx = ctx.clone();
-                tokio::task::spawn_blocking(move || handle(&ctx, &bytes)).await.unwrap_or_else(|e| {
+                let count = group.len();
+                let replies = tokio::task::spawn_blocking(move || handle_all(&ctx, &group)).await.unwrap_or_else(|e| {
                     tracing::error!(error = %e, "a request handler panicked");
                     let reply: Result<(), _> =
                         Err(CacheError::storage_unavailable("the host failed while handling the request"));
-                    vec![reply_text(None, &reply)]
-                })
+                    vec![vec![reply_text(None, &reply)]; count]
+                });
+                replies.concat()
             }
         };
         write_frames(writer, &frames).await?;
     }
 }
 
-/// Handles one request frame and returns the frames of its reply.
-pub fn handle(ctx: &Context, bytes: &[u8]) -> Vec<String> {
-    let started = Instant::now();
-    let null = RawValue::NULL;
-    let fields = match Fields::parse(bytes) {
-        Ok(fields) => fields,
-        Err(error) => {
-            tracing::warn!(bytes = bytes.len(), code = error.code.as_str(), "unparseable request");
-            let id = Fields::recover_id(bytes);
-            return frames_for_reply(id.unwrap_or(null), reply_text::<()>(id, &Err(error)));
-        }
-    };
-    let id = fields.usable_id();
-    let outcome = match id {
-        None => Err(fields.id_error()),
-        Some(_) => run_command(ctx, &fields),
-    };
-    let reply = reply_text(id, &outcome);
-    // Ids, keys, sizes and codes only: descriptions and data are people's emails and documents.
-    tracing::info!(
-        op = %loggable(fields.op),
-        session = %loggable(fields.session_id),
-        key = %loggable(fields.storage_key),
-        bytes_in = bytes.len(),
-        bytes_out = reply.len(),
-        micros = started.elapsed().as_micros() as u64,
-        code = outcome.as_ref().err().map(|e| e.code.as_str()),
-        "request"
-    );
-    frames_for_reply(id.unwrap_or(null), reply)
+/// Whether `buffer` starts with a whole frame within the request limit.
+fn complete_frame_waiting(buffer: &[u8]) -> bool {
+    let Some((header, body)) = buffer.split_first_chunk::<4>() else { return false };
+    let length = u32::from_ne_bytes(*header);
+    length <= MAX_REQUEST_FRAME_BYTES && body.len() >= length as usize
 }
 
-/// Parses and applies a request's command. A bug that panics in a command is answered like any
-/// other failure, to the right id, and the host carries on with the next request.
-fn run_command(ctx: &Context, fields: &Fields<'_>) -> Result<crate::cmd::Success, CacheError> {
-    let run = || Command::parse(fields).and_then(|command| command.apply(ctx));
+/// Handles one request frame and returns the frames of its reply.
+pub fn handle(ctx: &Context, bytes: &[u8]) -> Vec<String> {
+    handle_all(ctx, std::slice::from_ref(&bytes.to_vec())).pop().unwrap_or_default()
+}
+
+/// A request frame parsed as far as it goes: its fields and id with its command (or why there is
+/// none), or, when not even that, its reply already.
+type Parsed<'a> = Result<(Fields<'a>, Option<&'a RawValue>, Result<Command, CacheError>), Vec<String>>;
+
+/// Handles request frames that arrived together, in order, and returns each one's reply frames. A
+/// run of two or more requests that only write (`write`, `update`, `append`, `delete`) is a group
+/// commit: one write transaction and one disk sync for all of them, each still succeeding or failing
+/// on its own, and none answered before all are durable.
+pub fn handle_all(ctx: &Context, frames: &[Vec<u8>]) -> Vec<Vec<String>> {
+    let started = Instant::now();
+    let mut parsed: Vec<Parsed<'_>> = frames
+        .iter()
+        .map(|bytes| match Fields::parse(bytes) {
+            Err(error) => {
+                tracing::warn!(bytes = bytes.len(), code = error.code.as_str(), "unparseable request");
+                let id = Fields::recover_id(bytes);
+                Err(frames_for_reply(id.unwrap_or(RawValue::NULL), reply_text::<()>(id, &Err(error))))
+            }
+            Ok(fields) => {
+                let id = fields.usable_id();
+                let command = if id.is_some() { Command::parse(&fields) } else { Err(fields.id_error()) };
+                Ok((fields, id, command))
+            }
+        })
+        .collect();
+    let only_writes = |entry: &Parsed<'_>| matches!(entry, Ok((_, _, Ok(command))) if command.only_writes());
+    let mut outcomes: Vec<Option<Result<crate::cmd::Success, CacheError>>> = frames.iter().map(|_| None).collect();
+    let mut at = 0;
+    while at < parsed.len() {
+        let end = (at..parsed.len()).find(|&i| !only_writes(&parsed[i])).unwrap_or(parsed.len());
+        if end - at >= 2 {
+            let commands: Vec<&Command> = parsed[at..end]
+                .iter()
+                .filter_map(|entry| entry.as_ref().ok().and_then(|(_, _, command)| command.as_ref().ok()))
+                .collect();
+            for (offset, outcome) in group_commit(ctx, &commands).into_iter().enumerate() {
+                outcomes[at + offset] = Some(outcome);
+            }
+            at = end;
+            continue;
+        }
+        if let Ok((fields, _, command)) = &mut parsed[at] {
+            let command = std::mem::replace(command, Err(CacheError::storage_unavailable("already run")));
+            outcomes[at] = Some(command.and_then(|command| run_command(ctx, fields, command)));
+        }
+        at += 1;
+    }
+
+    let micros = started.elapsed().as_micros() as u64;
+    parsed
+        .into_iter()
+        .zip(outcomes)
+        .zip(frames)
+        .map(|((entry, outcome), bytes)| {
+            let (fields, id, _) = match entry {
+                Ok(entry) => entry,
+                Err(reply) => return reply,
+            };
+            let outcome = outcome.unwrap_or_else(|| Err(CacheError::storage_unavailable("the request was not run")));
+            let reply = reply_text(id, &outcome);
+            // Ids, keys, sizes and codes only: descriptions and data are people's emails and documents.
+            tracing::info!(
+                op = %loggable(fields.op),
+                session = %loggable(fields.session_id),
+                key = %loggable(fields.storage_key),
+                bytes_in = bytes.len(),
+                bytes_out = reply.len(),
+                micros,
+                batch = frames.len(),
+                code = outcome.as_ref().err().map(|e| e.code.as_str()),
+                "request"
+            );
+            frames_for_reply(id.unwrap_or(RawValue::NULL), reply)
+        })
+        .collect()
+}
+
+/// Runs write-only commands as one group commit (see [`handle_all`]).
+fn group_commit(ctx: &Context, commands: &[&Command]) -> Vec<Result<crate::cmd::Success, CacheError>> {
+    let run = || ctx.store()?.write_each(commands, |txn, dbs, command| command.run_in(txn, dbs, ctx));
+    let failed = |error: CacheError| commands.iter().map(|_| Err(error.clone())).collect();
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(Ok(outcomes)) => outcomes,
+        Ok(Err(error)) => failed(error),
+        Err(_) => {
+            tracing::error!(commands = commands.len(), "a group commit panicked");
+            failed(CacheError::storage_unavailable("the host failed while handling the request; its log has details"))
+        }
+    }
+}
+
+/// Applies a request's command. A bug that panics in a command is answered like any other failure,
+/// to the right id, and the host carries on with the next request.
+fn run_command(ctx: &Context, fields: &Fields<'_>, command: Command) -> Result<crate::cmd::Success, CacheError> {
+    let run = || command.apply(ctx);
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|_| {
         tracing::error!(op = %loggable(fields.op), "a command panicked");
         Err(CacheError::storage_unavailable("the host failed while handling the request; its log has details"))

@@ -355,6 +355,43 @@ impl Store {
         })
     }
 
+    /// Group commit: runs `f` for each of `items` in one write transaction, each in a nested
+    /// transaction of its own, and commits them together with one disk sync. An item whose `f` fails
+    /// with a command's verdict (a quota, a missing key) leaves no trace and gets its error; the others
+    /// are unaffected. Nothing is committed, and no result is returned, unless all of them are.
+    ///
+    /// # Errors
+    /// `StorageUnavailableError` when the transaction itself fails; as [`Store::write`], a full map
+    /// is grown and the whole group run again, so `f` must not have effects outside the transaction.
+    pub fn write_each<I, T>(
+        &self,
+        items: &[I],
+        mut f: impl FnMut(&mut RwTxn<'_>, &Dbs, &I) -> Result<T, StoreError>,
+    ) -> Result<Vec<Result<T, CacheError>>, CacheError> {
+        if self.read_only {
+            return self.write(|_, _| Ok(Vec::new()));
+        }
+        self.retrying(|store| {
+            let _gate = store.txn_gate.read().unwrap_or_else(|e| e.into_inner());
+            let mut parent = store.env.write_txn()?;
+            let mut results = Vec::with_capacity(items.len());
+            for item in items {
+                let mut nested = store.env.nested_write_txn(&mut parent)?;
+                match f(&mut nested, &store.dbs, item) {
+                    Ok(value) => {
+                        nested.commit()?;
+                        results.push(Ok(value));
+                    }
+                    // Dropping the nested transaction aborts it: this item leaves no trace.
+                    Err(StoreError::Cache(error)) => results.push(Err(error)),
+                    Err(error) => return Err(error),
+                }
+            }
+            parent.commit()?;
+            Ok(results)
+        })
+    }
+
     /// Runs a transaction, growing the map when it is full and adopting the size another process gave
     /// it when it was resized, then trying again.
     fn retrying<T>(&self, mut attempt: impl FnMut(&Store) -> Result<T, StoreError>) -> Result<T, CacheError> {

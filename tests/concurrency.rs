@@ -242,3 +242,54 @@ fn reads_racing_updates_see_whole_versions() {
         }
     });
 }
+
+/// Pipelined writes that arrive together are committed together: the log records groups of more than
+/// one request, and a write refused inside a group (over the quota) is refused alone while the writes
+/// around it are stored, with totals exact.
+#[test]
+fn pipelined_writes_share_group_commits_and_fail_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut host = Session::start(tmp.path(), ORIGIN);
+    let big = json!("b".repeat(5 * 1024 * 1024 - 2));
+    let small = json!("s");
+    // 9 items of 5 MB fill 45 MB of the 50 MB quota; then small writes, a 5 MB one that can't fit, and more small ones.
+    for n in 0..9 {
+        host.ok(write_request(n, "conv_group", "bigitems", &format!("big{n:05}"), &big));
+    }
+    let mut frames = Vec::new();
+    let mut expected = Vec::new();
+    for n in 0..60usize {
+        let data = if n == 30 { &big } else { &small };
+        frames.extend(common::request_frame(&write_request(
+            100 + n,
+            "conv_group",
+            "smallone",
+            &format!("s{n:07}"),
+            data,
+        )));
+        expected.push(n != 30);
+    }
+    host.send_bytes(&frames);
+    for (n, ok) in expected.iter().enumerate() {
+        let reply = host.read_reply();
+        assert_eq!(reply["id"], 100 + n);
+        assert_eq!(reply["ok"], *ok, "write {n}: {reply}");
+        if !ok {
+            assert_eq!(reply["error"]["code"], "QuotaExceededError");
+        }
+    }
+    let items = host.assert_totals_match_items("conv_group");
+    assert_eq!(items.len(), 9 + 59);
+    assert!(host.close().1.success());
+
+    let logs: String = std::fs::read_dir(tmp.path().join("logs"))
+        .unwrap()
+        .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap())
+        .collect();
+    let largest = logs
+        .lines()
+        .filter_map(|line| line.split(" batch=").nth(1)?.split_whitespace().next()?.parse::<usize>().ok())
+        .max()
+        .unwrap_or(0);
+    assert!(largest > 1, "no request was handled in a group:\n{logs}");
+}

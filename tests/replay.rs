@@ -205,5 +205,6 @@ transcripts!(
     append,
     search,
     hostile_input,
-    read_many
+    read_many,
+    group_commit
 );

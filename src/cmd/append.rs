@@ -11,7 +11,8 @@ use crate::error::{CacheError, ErrorCode, json_type_name};
 use crate::json::shape::shape;
 use crate::limits::MAX_ITEM_BYTES;
 use crate::message::Fields;
-use crate::store::{ItemAt, ItemMeta};
+use crate::store::{Dbs, ItemAt, ItemMeta, StoreError};
+use heed::RwTxn;
 
 /// A parsed `append`.
 pub struct Append {
@@ -43,35 +44,37 @@ impl Append {
 
     /// Splices the data in and stores the result with a new timestamp and shape.
     pub fn apply(self, ctx: &Context) -> Result<CacheMetadata, CacheError> {
+        ctx.store()?.write(|txn, dbs| self.run(txn, dbs, ctx))
+    }
+
+    /// The append, in the caller's write transaction (its own, or a group commit's).
+    pub fn run(&self, txn: &mut RwTxn<'_>, dbs: &Dbs, ctx: &Context) -> Result<CacheMetadata, StoreError> {
         let now = ctx.now();
         let origin = ctx.origin.as_str();
-        ctx.store()?.write(|txn, dbs| {
-            let previous = dbs
-                .meta(txn, origin, &self.storage_key)?
-                .ok_or_else(|| CacheError::item_not_found(&self.storage_key))?;
-            let text = self.spliced(dbs.data(txn, origin, &self.storage_key)?)?;
-            let size = text.len() as u64;
-            if size > MAX_ITEM_BYTES {
-                return Err(CacheError::new(
-                    ErrorCode::DataTooLargeError,
-                    format!("after the append the item would be {size} bytes; one item holds at most {MAX_ITEM_BYTES}"),
-                    "append the rest to a new item (write it, then append to that), and say in each description which part it is",
-                )
-                .expected(MAX_ITEM_BYTES)
-                .actual(size)
-                .into());
-            }
-            let meta = ItemMeta {
-                description: self.description.clone().unwrap_or_else(|| previous.description.clone()),
-                timestamp: now,
-                data_size: size,
-                seq: 0,
-                custom_metadata: previous.custom_metadata.clone(),
-                shape: shape(&text),
-            };
-            let at = ItemAt { origin, session_id: &self.session_id, storage_key: &self.storage_key };
-            replace_item(txn, dbs, at, &previous, meta, Some(&text))
-        })
+        let previous =
+            dbs.meta(txn, origin, &self.storage_key)?.ok_or_else(|| CacheError::item_not_found(&self.storage_key))?;
+        let text = self.spliced(dbs.data(txn, origin, &self.storage_key)?)?;
+        let size = text.len() as u64;
+        if size > MAX_ITEM_BYTES {
+            return Err(CacheError::new(
+                ErrorCode::DataTooLargeError,
+                format!("after the append the item would be {size} bytes; one item holds at most {MAX_ITEM_BYTES}"),
+                "append the rest to a new item (write it, then append to that), and say in each description which part it is",
+            )
+            .expected(MAX_ITEM_BYTES)
+            .actual(size)
+            .into());
+        }
+        let meta = ItemMeta {
+            description: self.description.clone().unwrap_or_else(|| previous.description.clone()),
+            timestamp: now,
+            data_size: size,
+            seq: 0,
+            custom_metadata: previous.custom_metadata.clone(),
+            shape: shape(&text),
+        };
+        let at = ItemAt { origin, session_id: &self.session_id, storage_key: &self.storage_key };
+        replace_item(txn, dbs, at, &previous, meta, Some(&text))
     }
 
     /// The stored text with the data appended to the value at the pointer.

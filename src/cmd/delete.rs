@@ -5,7 +5,8 @@ use serde::Serialize;
 use super::{Context, session_id, storage_key_in};
 use crate::error::CacheError;
 use crate::message::Fields;
-use crate::store::ItemAt;
+use crate::store::{Dbs, ItemAt, StoreError};
+use heed::RwTxn;
 
 /// A parsed `delete`.
 pub struct Delete {
@@ -34,24 +35,27 @@ impl Delete {
 
     /// Deletes the item and updates the session's totals in one transaction.
     pub fn apply(self, ctx: &Context) -> Result<DeleteResult, CacheError> {
+        ctx.store()?.write(|txn, dbs| self.run(txn, dbs, ctx))
+    }
+
+    /// The delete, in the caller's write transaction (its own, or a group commit's).
+    pub fn run(&self, txn: &mut RwTxn<'_>, dbs: &Dbs, ctx: &Context) -> Result<DeleteResult, StoreError> {
         let now = ctx.now();
         let origin = ctx.origin.as_str();
-        ctx.store()?.write(|txn, dbs| {
-            if !dbs.contains(txn, origin, &self.storage_key)? {
-                return Err(CacheError::item_not_found(&self.storage_key).into());
-            }
-            // An item whose metadata is unreadable can still be deleted: that is the way out of
-            // CorruptedDataError.
-            let meta = dbs.meta(txn, origin, &self.storage_key).ok().flatten();
-            let at = ItemAt { origin, session_id: &self.session_id, storage_key: &self.storage_key };
-            let freed_bytes = dbs.delete_item(txn, at, meta.as_ref())?;
-            if let Some(mut record) = dbs.session(txn, origin, &self.session_id)? {
-                record.total_size = record.total_size.saturating_sub(freed_bytes);
-                record.item_count = record.item_count.saturating_sub(1);
-                record.last_accessed_at = now;
-                dbs.put_session(txn, origin, &self.session_id, &record)?;
-            }
-            Ok(DeleteResult { storage_key: self.storage_key.clone(), deleted: true, freed_bytes })
-        })
+        if !dbs.contains(txn, origin, &self.storage_key)? {
+            return Err(CacheError::item_not_found(&self.storage_key).into());
+        }
+        // An item whose metadata is unreadable can still be deleted: that is the way out of
+        // CorruptedDataError.
+        let meta = dbs.meta(txn, origin, &self.storage_key).ok().flatten();
+        let at = ItemAt { origin, session_id: &self.session_id, storage_key: &self.storage_key };
+        let freed_bytes = dbs.delete_item(txn, at, meta.as_ref())?;
+        if let Some(mut record) = dbs.session(txn, origin, &self.session_id)? {
+            record.total_size = record.total_size.saturating_sub(freed_bytes);
+            record.item_count = record.item_count.saturating_sub(1);
+            record.last_accessed_at = now;
+            dbs.put_session(txn, origin, &self.session_id, &record)?;
+        }
+        Ok(DeleteResult { storage_key: self.storage_key.clone(), deleted: true, freed_bytes })
     }
 }

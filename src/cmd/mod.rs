@@ -162,6 +162,26 @@ impl Command {
         })
     }
 
+    /// Whether the command only writes (`write`, `update`, `append`, `delete`), so that it can share a
+    /// group commit with the write commands next to it.
+    pub fn only_writes(&self) -> bool {
+        matches!(self, Command::Write(_) | Command::Update(_) | Command::Append(_) | Command::Delete(_))
+    }
+
+    /// Runs a command that [`Command::only_writes`] inside the caller's write transaction.
+    ///
+    /// # Errors
+    /// The command's verdict, or the store's failure. Any other command is a bug of the caller.
+    pub fn run_in(&self, txn: &mut RwTxn<'_>, dbs: &Dbs, ctx: &Context) -> Result<Success, StoreError> {
+        match self {
+            Command::Write(cmd) => cmd.run(txn, dbs, ctx).map(Success::Metadata),
+            Command::Update(cmd) => cmd.run(txn, dbs, ctx).map(Success::Metadata),
+            Command::Append(cmd) => cmd.run(txn, dbs, ctx).map(Success::Metadata),
+            Command::Delete(cmd) => cmd.run(txn, dbs, ctx).map(Success::Deleted),
+            _ => Err(CacheError::storage_unavailable("a command that reads was put in a group commit").into()),
+        }
+    }
+
     /// Runs the command.
     ///
     /// # Errors

@@ -6,7 +6,8 @@ use super::{CacheMetadata, Context, custom_metadata, data, description, replace_
 use crate::error::{CacheError, ErrorCode};
 use crate::json::shape::shape;
 use crate::message::Fields;
-use crate::store::{ItemAt, ItemMeta};
+use crate::store::{Dbs, ItemAt, ItemMeta, StoreError};
+use heed::RwTxn;
 
 /// A parsed `update`: at least one of the three changes.
 pub struct Update {
@@ -42,22 +43,24 @@ impl Update {
 
     /// Rewrites the item with a new timestamp, checking the quota in the same transaction.
     pub fn apply(self, ctx: &Context) -> Result<CacheMetadata, CacheError> {
+        ctx.store()?.write(|txn, dbs| self.run(txn, dbs, ctx))
+    }
+
+    /// The update, in the caller's write transaction (its own, or a group commit's).
+    pub fn run(&self, txn: &mut RwTxn<'_>, dbs: &Dbs, ctx: &Context) -> Result<CacheMetadata, StoreError> {
         let now = ctx.now();
         let origin = ctx.origin.as_str();
-        ctx.store()?.write(|txn, dbs| {
-            let previous = dbs
-                .meta(txn, origin, &self.storage_key)?
-                .ok_or_else(|| CacheError::item_not_found(&self.storage_key))?;
-            let meta = ItemMeta {
-                description: self.description.clone().unwrap_or_else(|| previous.description.clone()),
-                timestamp: now,
-                data_size: self.data.as_ref().map_or(previous.data_size, |data| data.len() as u64),
-                seq: 0,
-                custom_metadata: self.custom_metadata.clone().or_else(|| previous.custom_metadata.clone()),
-                shape: self.data.as_deref().map_or_else(|| previous.shape.clone(), shape),
-            };
-            let at = ItemAt { origin, session_id: &self.session_id, storage_key: &self.storage_key };
-            replace_item(txn, dbs, at, &previous, meta, self.data.as_deref())
-        })
+        let previous =
+            dbs.meta(txn, origin, &self.storage_key)?.ok_or_else(|| CacheError::item_not_found(&self.storage_key))?;
+        let meta = ItemMeta {
+            description: self.description.clone().unwrap_or_else(|| previous.description.clone()),
+            timestamp: now,
+            data_size: self.data.as_ref().map_or(previous.data_size, |data| data.len() as u64),
+            seq: 0,
+            custom_metadata: self.custom_metadata.clone().or_else(|| previous.custom_metadata.clone()),
+            shape: self.data.as_deref().map_or_else(|| previous.shape.clone(), shape),
+        };
+        let at = ItemAt { origin, session_id: &self.session_id, storage_key: &self.storage_key };
+        replace_item(txn, dbs, at, &previous, meta, self.data.as_deref())
     }
 }

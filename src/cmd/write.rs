@@ -11,7 +11,8 @@ use crate::error::CacheError;
 use crate::json::shape::shape;
 use crate::message::{Fields, optional_string};
 use crate::rules::{check_short_id, generate_id, storage_key};
-use crate::store::{ItemAt, ItemMeta, SessionRecord, StoreError};
+use crate::store::{Dbs, ItemAt, ItemMeta, SessionRecord, StoreError};
+use heed::RwTxn;
 
 /// A parsed `write`.
 pub struct Write {
@@ -47,34 +48,37 @@ impl Write {
 
     /// Stores the item.
     pub fn apply(self, ctx: &Context) -> Result<CacheMetadata, CacheError> {
+        ctx.store()?.write(|txn, dbs| self.run(txn, dbs, ctx))
+    }
+
+    /// The write, in the caller's write transaction (its own, or a group commit's).
+    pub fn run(&self, txn: &mut RwTxn<'_>, dbs: &Dbs, ctx: &Context) -> Result<CacheMetadata, StoreError> {
         let now = ctx.now();
         let origin = ctx.origin.as_str();
         let size = self.data.len() as u64;
-        ctx.store()?.write(|txn, dbs| {
-            let key = self.choose_key(|key| dbs.contains(txn, origin, key))?;
-            let mut record = dbs.session(txn, origin, &self.session_id)?.unwrap_or(SessionRecord::new(now));
-            let at = ItemAt { origin, session_id: &self.session_id, storage_key: &key };
-            let replaced = if dbs.contains(txn, origin, &key)? {
-                let previous = dbs.meta(txn, origin, &key).ok().flatten();
-                Some(dbs.delete_item(txn, at, previous.as_ref())?)
-            } else {
-                None
-            };
-            record.total_size = check_quota(record.total_size, replaced.unwrap_or(0), size)?;
-            record.item_count += u64::from(replaced.is_none());
-            record.last_accessed_at = now;
-            let meta = ItemMeta {
-                description: self.description.clone(),
-                timestamp: now,
-                data_size: size,
-                seq: dbs.next_seq(txn)?,
-                custom_metadata: self.custom_metadata.clone(),
-                shape: shape(&self.data),
-            };
-            dbs.put_item(txn, at, &meta, Some(&self.data), None)?;
-            dbs.put_session(txn, origin, &self.session_id, &record)?;
-            Ok(CacheMetadata::new(&key, &meta))
-        })
+        let key = self.choose_key(|key| dbs.contains(txn, origin, key))?;
+        let mut record = dbs.session(txn, origin, &self.session_id)?.unwrap_or(SessionRecord::new(now));
+        let at = ItemAt { origin, session_id: &self.session_id, storage_key: &key };
+        let replaced = if dbs.contains(txn, origin, &key)? {
+            let previous = dbs.meta(txn, origin, &key).ok().flatten();
+            Some(dbs.delete_item(txn, at, previous.as_ref())?)
+        } else {
+            None
+        };
+        record.total_size = check_quota(record.total_size, replaced.unwrap_or(0), size)?;
+        record.item_count += u64::from(replaced.is_none());
+        record.last_accessed_at = now;
+        let meta = ItemMeta {
+            description: self.description.clone(),
+            timestamp: now,
+            data_size: size,
+            seq: dbs.next_seq(txn)?,
+            custom_metadata: self.custom_metadata.clone(),
+            shape: shape(&self.data),
+        };
+        dbs.put_item(txn, at, &meta, Some(&self.data), None)?;
+        dbs.put_session(txn, origin, &self.session_id, &record)?;
+        Ok(CacheMetadata::new(&key, &meta))
     }
 
     /// The item's key: the given ids, with a fresh random id for each one left out. A generated key
