@@ -258,7 +258,7 @@ fn origins_of(store: &Store, session: &str, origin: Option<String>) -> Result<Ve
 /// Runs one protocol request for `origin` and returns its result.
 fn call(store: &Arc<Store>, origin: &str, mut request: Value) -> Result<Value, String> {
     request["id"] = json!(1);
-    let ctx = Context { store: Ok(store.clone()), origin: origin.to_owned(), clock: Arc::new(Stopped) };
+    let ctx = Context::new(Ok(store.clone()), origin.to_owned(), Arc::new(Stopped));
     let text = request.to_string();
     let fields = Fields::parse(text.as_bytes()).map_err(|e| e.message.clone())?;
     let success = Command::parse(&fields)

@@ -60,7 +60,7 @@ fn run_host(origin: String) -> ExitCode {
             tracing::error!(origin = %origin.escape_debug(), message = %error.message, "host started without a store")
         }
     }
-    let ctx = Arc::new(Context { store, origin, clock: Arc::new(SystemClock) });
+    let ctx = Arc::new(Context::new(store, origin, Arc::new(SystemClock)));
 
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,

@@ -56,6 +56,9 @@ pub struct Fields<'a> {
     /// The most bytes of data `read` returns: a longer value comes back as its first slice that fits.
     #[serde(borrow)]
     pub max_bytes: Option<&'a RawValue>,
+    /// `hello`'s reply encodings the client decodes, e.g. `["gzip"]`.
+    #[serde(borrow)]
+    pub encodings: Option<&'a RawValue>,
     /// `read`'s several items at once: keys, or `{storageKey, pointer}` objects.
     #[serde(borrow)]
     pub storage_keys: Option<&'a RawValue>,

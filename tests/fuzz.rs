@@ -173,7 +173,7 @@ fn every_mutated_request_gets_one_well_formed_reply() {
     let tmp = tempfile::tempdir().unwrap();
     let store = Store::open(&tmp.path().join("store")).unwrap();
     let clock = Arc::new(ManualClock::new(1_795_300_000_000));
-    let ctx = Context { store: Ok(Arc::new(store)), origin: common::ORIGIN.to_owned(), clock };
+    let ctx = Context::new(Ok(Arc::new(store)), common::ORIGIN.to_owned(), clock);
     for _ in 0..cases {
         let case = mutate(&mut rng, &corpus);
         check_reply(&host::handle(&ctx, &case), &case);
@@ -208,7 +208,7 @@ async fn every_complete_frame_of_a_random_stream_is_answered_in_step() {
             _ => {}
         }
         let clock = Arc::new(ManualClock::new(1_795_300_000_000));
-        let ctx = Arc::new(Context { store: Ok(store.clone()), origin: common::ORIGIN.to_owned(), clock });
+        let ctx = Arc::new(Context::new(Ok(store.clone()), common::ORIGIN.to_owned(), clock));
         let mut output = Vec::new();
         host::serve(input.as_slice(), &mut output, ctx).await.expect("the loop ends cleanly");
         // Every reply here is small: a frame each, read as raw JSON (see Frame).

@@ -471,7 +471,7 @@ fn handle(ctx: &Context, request: Value) -> Value {
 
 /// A context over `store` for [`ORIGIN`] at a time the test sets.
 fn context(store: Store, clock: &Arc<ManualClock>) -> Arc<Context> {
-    Arc::new(Context { store: Ok(Arc::new(store)), origin: ORIGIN.to_owned(), clock: clock.clone() })
+    Arc::new(Context::new(Ok(Arc::new(store)), ORIGIN.to_owned(), clock.clone()))
 }
 
 /// A store opened with a 1 MiB map takes 8 MB of items: the map grows as it fills, every write

@@ -49,7 +49,8 @@ try {
   await measure("write 1 MB: IndexedDB (durability default)", "idbWrite", { bytes, durability: "default" });
   await measure("write 1 MB: IndexedDB (durability strict)", "idbWrite", { bytes, durability: "strict" });
   await measure("write 1 MB: chrome.storage.local", "storageWrite", { bytes });
-  await measure("read 1 MB: native client", "nativeRead", { bytes });
+  await measure("read 1 MB of random characters: native client (sent plain: gzip can't shrink it)", "nativeRead", { bytes });
+  await measure("read 1 MB of prose: native client (sent gzipped)", "nativeRead", { bytes, prose: true });
   await measure("read 1 MB: Chrome's transport alone", "transportRead", { bytes, host: NOOP_HOST });
   await measure("read 1 MB: IndexedDB", "idbRead", { bytes });
   await measure("read 1 MB: chrome.storage.local", "storageRead", { bytes });
@@ -120,6 +121,13 @@ function defineBenchmarks() {
       req.onsuccess = () => resolve(req.result);
       req.onerror = () => reject(req.error);
     });
+  const words = ["the", "budget", "for", "quarter", "meeting", "invoice", "numbers", "Friday", "please", "review", "team", "offsite", "contract", "renewal", "customer", "escalation", "hiring", "plan", "agenda", "we", "need", "a", "decision", "this", "week"];
+  const proseText = (bytes) => {
+    const random = crypto.getRandomValues(new Uint8Array(65536));
+    let text = "";
+    for (let i = 0; text.length < bytes; i++) text += words[random[i % random.length] % words.length] + (random[i % random.length] % 13 === 0 ? ". " : " ");
+    return text.slice(0, bytes);
+  };
   const summary = (n) => `Summary ${n}: ${randomText(780)}`;
   const bigRecords = () => ({ emails: Array.from({ length: 1200 }, (_, n) => ({ n, subject: `Subject ${n}`, body: randomText(4300) })) });
 
@@ -130,8 +138,9 @@ function defineBenchmarks() {
       await client().endSession("conv_bench-w");
       return times;
     },
-    async nativeRead({ bytes, runs }) {
-      const item = await client().write({ sessionId: "conv_bench-r", data: randomText(bytes), description: "bench" });
+    async nativeRead({ bytes, prose, runs }) {
+      const data = prose ? proseText(bytes) : randomText(bytes);
+      const item = await client().write({ sessionId: "conv_bench-r", data, description: "bench" });
       const times = await timed(runs, () => client().read({ sessionId: "conv_bench-r", storageKey: item.storageKey }));
       await client().endSession("conv_bench-r");
       return times;

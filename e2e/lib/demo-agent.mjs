@@ -111,18 +111,22 @@ export class DemoAgent {
    * it, in the worker, with what writeBig(fill, dataSize) wrote. Returns { resolved, dataSize, same } or
    * { resolved: false, error }.
    */
-  readBigWhole(storageKey, fill, dataSize) {
+  readBigWhole(storageKey, fill, dataSize, { compression = false } = {}) {
     return this.browser.run(
-      async ({ sessionId, storageKey, fill, dataSize }) => {
+      async ({ sessionId, storageKey, fill, dataSize, compression }) => {
+        // Without compression the reply crosses as chunk frames of at most 1 MiB; with it, as one gzip envelope.
+        const cache = globalThis.llmCache.createLlmCache({ compression, idleCloseMs: 0 });
         try {
-          const item = await globalThis.llmCache.client.read({ sessionId, storageKey });
-          return { resolved: true, dataSize: item.dataSize, same: item.data === fill.repeat(dataSize - 2) };
+          const item = await cache.client.read({ sessionId, storageKey });
+          return { resolved: true, dataSize: item.dataSize, same: item.data === fill.repeat(dataSize - 2), gzip: cache.client.hostInfo?.encoding === "gzip" };
         } catch (e) {
           return { resolved: false, error: `${e?.name}: ${e?.message}` };
+        } finally {
+          cache.client.close();
         }
       },
-      { sessionId: this.sessionId, storageKey, fill, dataSize },
-      { timeoutMs: 60_000, what: `llmCache.client.read of ${dataSize} bytes` },
+      { sessionId: this.sessionId, storageKey, fill, dataSize, compression },
+      { timeoutMs: 60_000, what: `llmCache.client.read of ${dataSize} bytes${compression ? ", gzip" : ""}` },
     );
   }
 

@@ -138,6 +138,9 @@ describe("the demo extension's StorageTool in Chromium, host installed", { skip:
     assert.equal(whole.resolved, true, whole.error);
     assert.equal(whole.dataSize, MAX_ITEM_BYTES);
     assert.equal(whole.same, true, "the data read back differs from the data written");
+    // The same read with gzip replies (what the shim asks for by default): decoded by Chrome's DecompressionStream.
+    const gzipped = await agent.readBigWhole(bigKeys[4], "4", MAX_ITEM_BYTES, { compression: true });
+    assert.deepEqual({ ...gzipped, error: undefined }, { resolved: true, dataSize: MAX_ITEM_BYTES, same: true, gzip: true, error: undefined });
     // The tool itself gives the LLM the first 12 KB page of a value this big, and where the next page starts.
     const text = answered(await agent.read(bigKeys[4]), "tool read of 5 MB");
     assert.ok(Buffer.byteLength(text) < 12 * 1024 + 256, `the tool answered a 5 MB read with ${Buffer.byteLength(text)} bytes`);

@@ -71,6 +71,11 @@ export interface ClientOptions {
    * its work would keep the worker (and the host) running forever. The next call simply connects again.
    */
   idleCloseMs?: number;
+  /**
+   * Ask the host for gzip replies (PROTOCOL.md section 3.5): large replies then cross Chrome's transport in a
+   * third to half of their bytes. On by default wherever DecompressionStream exists.
+   */
+  compression?: boolean;
 }
 
 /**
@@ -125,6 +130,7 @@ export class NativeCacheClient {
   readonly #hostName: string;
   readonly #timeoutMs: number;
   readonly #idleCloseMs: number;
+  readonly #compression: boolean;
   /** Run after every successful handshake, e.g. to send session cleanups that couldn't be sent before. */
   readonly #connectSetups: ConnectSetup[] = [];
   /** Callers' calls under way; the port counts as idle only when there are none. */
@@ -147,6 +153,7 @@ export class NativeCacheClient {
     this.#hostName = options.hostName ?? NATIVE_HOST_NAME;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#idleCloseMs = options.idleCloseMs ?? DEFAULT_IDLE_CLOSE_MS;
+    this.#compression = options.compression ?? true;
   }
 
   /** The host's `hello` result while a port is open; undefined before the first call and after a drop. */
@@ -276,7 +283,9 @@ export class NativeCacheClient {
     // Nothing else is sent before the host has said which protocol it speaks.
     let hello: HelloResult;
     try {
-      hello = (await this.#send(port, "hello", {}, this.#timeoutMs)) as HelloResult;
+      // Large replies come gzipped when this context can decode them (PROTOCOL.md section 3.5).
+      const fields = this.#compression && typeof DecompressionStream === "function" ? { encodings: ["gzip"] } : {};
+      hello = (await this.#send(port, "hello", fields, this.#timeoutMs)) as HelloResult;
       const version = (hello as Partial<HelloResult> | undefined)?.protocolVersion;
       if (version !== PROTOCOL_VERSION) throw new ProtocolVersionError(PROTOCOL_VERSION, version);
     } catch (error) {
@@ -346,6 +355,14 @@ export class NativeCacheClient {
         this.#drop(port, new StorageUnavailableError({ message: "the native host sent a chunked reply that isn't JSON" }));
         return;
       }
+    }
+    if (reply.encoding === "gzip" && typeof reply.payload === "string") {
+      gunzipReply(reply.payload).then(
+        (decoded) => this.#settle(decoded),
+        (error) =>
+          this.#drop(port, new StorageUnavailableError({ message: `the native host sent a gzip reply that can't be read: ${messageOf(error)}` })),
+      );
+      return;
     }
     this.#settle(reply);
   }
@@ -440,6 +457,15 @@ export class NativeCacheClient {
 function disconnectReason(port: NativePort): string {
   const chromeError = typeof chrome === "undefined" ? undefined : chrome.runtime?.lastError?.message;
   return port.error?.message ?? chromeError ?? "the port was closed";
+}
+
+/** The reply a gzip-encoded reply stands for: base64, then gzip, then JSON text (PROTOCOL.md section 3.5). */
+async function gunzipReply(payload: string): Promise<Reply> {
+  const binary = atob(payload);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return JSON.parse(await new Response(stream).text()) as Reply;
 }
 
 /**

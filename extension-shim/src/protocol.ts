@@ -65,6 +65,8 @@ export interface HelloResult {
   hostVersion: string;
   /** The ops the host serves; absent from hosts older than `append` and `search` (section 4.1). */
   ops?: string[];
+  /** "gzip" when the host will compress large replies, as the client asked (section 3.5). */
+  encoding?: string;
   limits: {
     maxItemBytes: number;
     sessionQuotaBytes: number;
@@ -207,12 +209,17 @@ export interface WireError {
   requested?: number;
 }
 
-/** A whole reply (section 3.2). `id` is null when the host couldn't read the request's id. */
+/**
+ * A whole reply (section 3.2). `id` is null when the host couldn't read the request's id. A reply with
+ * `encoding: "gzip"` stands for the reply whose gzipped JSON text `payload` holds in base64 (section 3.5).
+ */
 export interface Reply {
   id: number | string | null;
   ok: boolean;
   result?: unknown;
   error?: WireError;
+  encoding?: string;
+  payload?: string;
 }
 
 /** One slice of a reply longer than 1 MiB (section 2.2). It has no `ok` field; that is how it is told apart. */

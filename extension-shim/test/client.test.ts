@@ -145,7 +145,7 @@ describe("operations", () => {
   });
 
   it("reads a 5 MB item back whole, reassembled from chunk frames", async (t) => {
-    const { client, connect } = hostClient(t);
+    const { client, connect } = hostClient(t, { compression: false });
     const data = stringOfSize(MAX_ITEM_BYTES);
     const meta = await client.write({ sessionId: SESSION, data, description: "5 MB of x" });
     assert.equal(meta.dataSize, MAX_ITEM_BYTES);
@@ -155,7 +155,7 @@ describe("operations", () => {
   });
 
   it("reassembles chunks whose split points fall inside escapes and multi-byte characters", async (t) => {
-    const { client, connect } = hostClient(t);
+    const { client, connect } = hostClient(t, { compression: false });
     // Quotes, backslashes, line breaks and control characters grow when escaped; é and 😀 are 2 and 4 bytes.
     const data = { text: `"\\\n\u0001é😀<>`.repeat(150_000), list: ["a\"b", "\\", "😀"] };
     const meta = await client.write({ sessionId: SESSION, data, description: "awkward text" });
@@ -374,6 +374,25 @@ describe("lost replies and the 64 MiB limit", () => {
     // Half as many characters, but é is 2 bytes in UTF-8: over the limit all the same.
     await assert.rejects(client.request("write", fields(MAX_REQUEST_BYTES / 2, "é")), MessageTooLargeError);
     assert.deepEqual(connect.ports[0]!.posted.map((m) => m.op), ["hello", "write"]);
+  });
+});
+
+describe("compressed replies", () => {
+  it("asks for gzip in hello, and decodes large replies to exactly the data, in a fraction of the bytes", async (t) => {
+    const { client, connect } = hostClient(t);
+    assert.equal((await client.hello()).encoding, "gzip");
+    const words = ["budget", "quarter", "meeting", "invoice", "numbers", "Friday", "review"];
+    const prose = Array.from({ length: 400_000 }, (_, n) => words[(n * 7 + (n >> 3)) % words.length]).join(" ");
+    const item = await client.write({ sessionId: SESSION, data: { prose, tricky: "é😀\"\\\n" }, description: "prose" });
+    const frames: number[] = [];
+    connect.ports[0]!.onMessage.addListener((message) => frames.push(JSON.stringify(message).length));
+    const read = await client.read({ sessionId: SESSION, storageKey: item.storageKey });
+    assert.deepEqual(read.data, { prose, tricky: "é😀\"\\\n" });
+    const sent = frames.reduce((sum, n) => sum + n, 0);
+    assert.ok(sent < item.dataSize / 2, `${sent} bytes crossed for ${item.dataSize} of data`);
+
+    const { client: plain } = hostClient(t, { compression: false });
+    assert.equal((await plain.hello()).encoding, undefined);
   });
 });
 

@@ -2,6 +2,9 @@
 
 use serde::Serialize;
 
+use crate::error::CacheError;
+use crate::message::Fields;
+
 use crate::limits::{
     MAX_DESCRIPTION_CHARS, MAX_ITEM_BYTES, MAX_REPLY_FRAME_BYTES, MAX_REQUEST_FRAME_BYTES, SESSION_QUOTA_BYTES,
 };
@@ -21,6 +24,30 @@ pub struct HelloResult {
     ops: &'static [&'static str],
     /// The limits the host enforces.
     limits: Limits,
+    /// `"gzip"` when the client listed it in `encodings`: large replies will come compressed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    encoding: Option<&'static str>,
+}
+
+/// A parsed `hello`.
+pub struct Hello {
+    /// Whether the client decodes gzip replies.
+    pub gzip: bool,
+}
+
+impl Hello {
+    /// Reads `encodings`: the reply encodings the client decodes, e.g. `["gzip"]`; others are ignored.
+    pub fn parse(fields: &Fields<'_>) -> Result<Hello, CacheError> {
+        let encodings: Vec<String> = fields
+            .encodings
+            .map(|raw| serde_json::from_str(raw.get()))
+            .transpose()
+            .map_err(|_| {
+                CacheError::invalid_field("encodings", "an array of strings such as [\"gzip\"]", "something else")
+            })?
+            .unwrap_or_default();
+        Ok(Hello { gzip: encodings.iter().any(|encoding| encoding == "gzip") })
+    }
 }
 
 /// The limits, named as clients know them.
@@ -35,7 +62,7 @@ struct Limits {
 }
 
 /// Answers `hello`; needs no store, so it works even when the store can't be opened.
-pub fn hello() -> HelloResult {
+pub fn hello(gzip: bool) -> HelloResult {
     HelloResult {
         protocol_version: PROTOCOL_VERSION,
         host_version: env!("CARGO_PKG_VERSION"),
@@ -47,5 +74,6 @@ pub fn hello() -> HelloResult {
             max_reply_frame_bytes: MAX_REPLY_FRAME_BYTES,
             max_request_frame_bytes: MAX_REQUEST_FRAME_BYTES,
         },
+        encoding: gzip.then_some("gzip"),
     }
 }

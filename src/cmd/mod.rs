@@ -16,6 +16,7 @@ mod update;
 mod write;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use hello::PROTOCOL_VERSION;
 
@@ -39,9 +40,21 @@ pub struct Context {
     pub origin: String,
     /// The time source for timestamps and the orphan rule.
     pub clock: Arc<dyn Clock>,
+    /// Set by a `hello` that lists `gzip` among its `encodings`: large replies are then compressed.
+    gzip_replies: AtomicBool,
 }
 
 impl Context {
+    /// A context for `origin`, replying uncompressed until a `hello` asks otherwise.
+    pub fn new(store: Result<Arc<Store>, CacheError>, origin: String, clock: Arc<dyn Clock>) -> Context {
+        Context { store, origin, clock, gzip_replies: AtomicBool::new(false) }
+    }
+
+    /// Whether the client said in `hello` that it decodes gzip replies (section 3.5).
+    pub fn gzip_replies(&self) -> bool {
+        self.gzip_replies.load(Ordering::Relaxed)
+    }
+
     /// The store, or `StorageUnavailableError` saying why it couldn't be opened.
     ///
     /// # Errors
@@ -80,7 +93,7 @@ impl Context {
 /// A parsed request, ready to apply.
 pub enum Command {
     /// `hello`: protocol version and limits.
-    Hello,
+    Hello(hello::Hello),
     /// `write`: store an item.
     Write(write::Write),
     /// `read`: one item with its data, or part of it.
@@ -139,7 +152,7 @@ impl Command {
     pub fn parse(fields: &Fields<'_>) -> Result<Command, CacheError> {
         let op = required_string(fields.op, "op")?;
         Ok(match op.as_str() {
-            "hello" => Command::Hello,
+            "hello" => Command::Hello(hello::Hello::parse(fields)?),
             "write" => Command::Write(write::Write::parse(fields)?),
             "read" if fields.storage_keys.is_some() => Command::ReadMany(read::ReadMany::parse(fields)?),
             "read" => Command::Read(read::Read::parse(fields)?),
@@ -188,7 +201,12 @@ impl Command {
     /// The error reply the command ends in.
     pub fn apply(self, ctx: &Context) -> Result<Success, CacheError> {
         match self {
-            Command::Hello => Ok(Success::Hello(hello::hello())),
+            Command::Hello(cmd) => {
+                if cmd.gzip {
+                    ctx.gzip_replies.store(true, Ordering::Relaxed);
+                }
+                Ok(Success::Hello(hello::hello(cmd.gzip)))
+            }
             Command::Write(cmd) => cmd.apply(ctx).map(Success::Metadata),
             Command::Read(cmd) => cmd.apply(ctx).map(Success::Read),
             Command::ReadMany(cmd) => cmd.apply(ctx).map(Success::ReadMany),
