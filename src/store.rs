@@ -290,23 +290,8 @@ impl Store {
     fn open_read_only(env: Env<WithoutTls>, dir: &Path) -> Result<Store, CacheError> {
         let missing =
             || CacheError::storage_unavailable(format!("the read-only store in {} is incomplete", dir.display()));
-        let rtxn = env.read_txn().map_err(CacheError::storage_unavailable)?;
-        let dbs = env
-            .open_databases_and_commit(rtxn, |opener, rtxn| -> heed::Result<_> {
-                Ok(CommitOrAbort::<_, ()>::Commit((
-                    opener.open_database(rtxn, Some(db_name::META))?,
-                    opener.open_database(rtxn, Some(db_name::DATA))?,
-                    opener.open_database(rtxn, Some(db_name::BY_TIME))?,
-                    opener.open_database(rtxn, Some(db_name::SESSIONS))?,
-                    opener.open_database(rtxn, Some(db_name::ENDING))?,
-                    opener.open_database(rtxn, Some(db_name::COUNTERS))?,
-                )))
-            })
-            .map_err(CacheError::storage_unavailable)?
-            .unwrap_commit();
-        let (Some(meta), Some(data), Some(by_time), Some(sessions), Some(ending), Some(counters)) = dbs else {
-            return Err(missing());
-        };
+        let (meta, data, by_time, sessions, ending, counters) =
+            existing_databases(&env).map_err(CacheError::storage_unavailable)?.ok_or_else(missing)?;
         let dbs = Dbs { meta, data, by_time, sessions, ending, counters };
         Ok(Store { env, dbs, txn_gate: RwLock::new(()), dir: dir.to_owned(), read_only: true })
     }
@@ -440,43 +425,71 @@ impl Store {
     }
 }
 
-/// The six databases, created if they don't exist yet. Another host may have grown the map since this
-/// one mapped the file (LMDB's MDB_MAP_RESIZED): then the map is adopted at its new size and the
-/// transaction tried again.
-#[allow(clippy::type_complexity)]
-fn open_databases(
-    env: &Env<WithoutTls>,
-) -> heed::Result<(
+/// The six databases' handles, in the order of [`db_name`].
+type Handles = (
     Database<'static, Bytes, Bytes>,
     Database<'static, Bytes, Bytes>,
     Database<'static, Bytes, Unit>,
     Database<'static, Bytes, Bytes>,
     Database<'static, Bytes, U64<BigEndian>>,
     Database<'static, Str, U64<BigEndian>>,
-)> {
+);
+
+/// The six databases, created if they don't exist yet. Existing ones are opened in a read
+/// transaction, so an ordinary start costs no write and no disk sync. Another host may have grown the
+/// map since this one mapped the file (LMDB's MDB_MAP_RESIZED): then the map is adopted at its new
+/// size and the transaction tried again.
+fn open_databases(env: &Env<WithoutTls>) -> heed::Result<Handles> {
     let mut attempts = 0;
     loop {
-        let created = env.write_txn().and_then(|wtxn| {
-            env.create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
-                Ok(CommitOrAbort::<_, ()>::Commit((
-                    opener.create_database(wtxn, Some(db_name::META))?,
-                    opener.create_database(wtxn, Some(db_name::DATA))?,
-                    opener.create_database(wtxn, Some(db_name::BY_TIME))?,
-                    opener.create_database(wtxn, Some(db_name::SESSIONS))?,
-                    opener.create_database(wtxn, Some(db_name::ENDING))?,
-                    opener.create_database(wtxn, Some(db_name::COUNTERS))?,
-                )))
-            })
+        let opened = existing_databases(env).and_then(|existing| match existing {
+            Some(handles) => Ok(handles),
+            None => env.write_txn().and_then(|wtxn| {
+                env.create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
+                    Ok(CommitOrAbort::<_, ()>::Commit((
+                        opener.create_database(wtxn, Some(db_name::META))?,
+                        opener.create_database(wtxn, Some(db_name::DATA))?,
+                        opener.create_database(wtxn, Some(db_name::BY_TIME))?,
+                        opener.create_database(wtxn, Some(db_name::SESSIONS))?,
+                        opener.create_database(wtxn, Some(db_name::ENDING))?,
+                        opener.create_database(wtxn, Some(db_name::COUNTERS))?,
+                    )))
+                })
+                .map(CommitOrAbort::unwrap_commit)
+            }),
         });
-        match created {
+        match opened {
             Err(heed::Error::Mdb(MdbError::MapResized)) if attempts < 16 => {
                 attempts += 1;
                 // SAFETY: no transaction of this environment is open while the store is being opened.
                 unsafe { env.resize(0) }?;
             }
-            other => return other.map(CommitOrAbort::unwrap_commit),
+            other => return other,
         }
     }
+}
+
+/// The six databases if they all exist already, opened in a read transaction.
+fn existing_databases(env: &Env<WithoutTls>) -> heed::Result<Option<Handles>> {
+    let rtxn = env.read_txn()?;
+    let opened = env
+        .open_databases_and_commit(rtxn, |opener, rtxn| -> heed::Result<_> {
+            Ok(CommitOrAbort::<_, ()>::Commit((
+                opener.open_database(rtxn, Some(db_name::META))?,
+                opener.open_database(rtxn, Some(db_name::DATA))?,
+                opener.open_database(rtxn, Some(db_name::BY_TIME))?,
+                opener.open_database(rtxn, Some(db_name::SESSIONS))?,
+                opener.open_database(rtxn, Some(db_name::ENDING))?,
+                opener.open_database(rtxn, Some(db_name::COUNTERS))?,
+            )))
+        })?
+        .unwrap_commit();
+    Ok(match opened {
+        (Some(meta), Some(data), Some(by_time), Some(sessions), Some(ending), Some(counters)) => {
+            Some((meta, data, by_time, sessions, ending, counters))
+        }
+        _ => None,
+    })
 }
 
 /// Whether opening failed because the store's files or disk can't be written.
