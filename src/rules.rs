@@ -51,6 +51,12 @@ pub fn check_short_id(field: &str, value: &str) -> Result<(), CacheError> {
     if valid { Ok(()) } else { Err(key_format_error(field, "exactly 8 of [a-z0-9]", value)) }
 }
 
+/// The session part of a storage key already known to be well formed (a stored one), without
+/// checking it again; [`parse_storage_key`] checks a key from a request.
+pub fn session_of(storage_key: &str) -> &str {
+    storage_key.rsplitn(3, '_').nth(2).unwrap_or_default()
+}
+
 /// Splits `{sessionId}_{taskId}_{turnId}` from the right, since the `conv_` prefix has an underscore of
 /// its own, and checks every part.
 ///

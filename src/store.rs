@@ -340,6 +340,15 @@ impl Store {
         })
     }
 
+    /// Why a write to a read-only store fails.
+    fn read_only_error(&self) -> CacheError {
+        CacheError::new(
+            crate::error::ErrorCode::StorageUnavailableError,
+            format!("the cache store in {} is read-only: its files or its disk can't be written", self.dir.display()),
+            "items already cached can still be read; continue without caching new data, or make the store's folder writable again",
+        )
+    }
+
     /// Group commit: runs `f` for each of `items` in one write transaction, each in a nested
     /// transaction of its own, and commits them together with one disk sync. An item whose `f` fails
     /// with a command's verdict (a quota, a missing key) leaves no trace and gets its error; the others
@@ -354,7 +363,7 @@ impl Store {
         mut f: impl FnMut(&mut RwTxn<'_>, &Dbs, &I) -> Result<T, StoreError>,
     ) -> Result<Vec<Result<T, CacheError>>, CacheError> {
         if self.read_only {
-            return self.write(|_, _| Ok(Vec::new()));
+            return Err(self.read_only_error());
         }
         self.retrying(|store| {
             let _gate = store.txn_gate.read().unwrap_or_else(|e| e.into_inner());
@@ -575,7 +584,7 @@ impl Dbs {
         storage_key: &str,
         meta: Option<&ItemMeta>,
     ) -> Result<bool, StoreError> {
-        let session_id = storage_key.rsplitn(3, '_').nth(2).unwrap_or_default();
+        let session_id = crate::rules::session_of(storage_key);
         let Some(covers) = self.ending_seq(txn, origin, session_id)? else {
             return Ok(false);
         };

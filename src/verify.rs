@@ -19,7 +19,9 @@ use heed::RwTxn;
 use serde::de::IgnoredAny;
 
 use crate::cleanup;
+use crate::clock::{Clock, SystemClock};
 use crate::error::CacheError;
+use crate::rules::session_of;
 use crate::store::{
     Dbs, ItemMeta, ReadTxn, SEQ, SessionRecord, Store, StoreError, decode_meta, item_key, session_key, split_scoped,
     split_time_key, time_key,
@@ -135,9 +137,7 @@ pub fn repair(store: &Store) -> Result<Vec<String>, CacheError> {
             removed.deleted_items, removed.freed_bytes
         ));
     }
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX));
+    let now = SystemClock.now_ms();
     done.extend(store.write(|txn, dbs| rebuild(txn, dbs, now))?);
     Ok(done)
 }
@@ -271,11 +271,6 @@ fn cleanups(txn: &ReadTxn<'_>, dbs: &Dbs) -> Result<BTreeMap<SessionAt, u64>, St
         ending.insert((origin, session_id), covers);
     }
     Ok(ending)
-}
-
-/// The session part of a storage key (`{sessionId}_{taskId}_{turnId}`).
-fn session_of(storage_key: &str) -> &str {
-    storage_key.rsplitn(3, '_').nth(2).unwrap_or_default()
 }
 
 /// `llm-cache-host verify [--repair]` on this user's store: prints what it finds (and, with `repair`,

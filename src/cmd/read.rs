@@ -215,36 +215,33 @@ impl Read {
 
     /// The item in the read transaction `txn`.
     fn one(&self, txn: &ReadTxn<'_>, dbs: &Dbs, origin: &str) -> Result<ReadResult, StoreError> {
-        {
-            let meta = dbs
-                .meta(txn, origin, &self.storage_key)?
-                .ok_or_else(|| CacheError::item_not_found(&self.storage_key))?;
-            let text = dbs.data(txn, origin, &self.storage_key)?;
-            let corrupted = |e: serde_json::Error| CacheError::corrupted(&self.storage_key, e);
-            let value = match &self.pointer {
-                Some(pointer) => self.part(text, pointer)?,
-                None => text,
-            };
-            let (data, slice) = match self.window(value) {
-                None => (RawValue::from_string(value.to_owned()).map_err(corrupted)?, None),
-                Some(window) => {
-                    let sliced = self.cut(value, window)?;
-                    let info = SliceInfo {
-                        offset: window.offset,
-                        count: sliced.count,
-                        total: sliced.total,
-                        next_offset: sliced.next_offset(),
-                    };
-                    (RawValue::from_string(sliced.text).map_err(corrupted)?, Some(info))
-                }
-            };
-            let item = CachedItem {
-                meta: CacheMetadata::new(&self.storage_key, &meta),
-                data,
-                custom_metadata: meta.custom_metadata,
-            };
-            Ok(ReadResult { item, slice })
-        }
+        let meta =
+            dbs.meta(txn, origin, &self.storage_key)?.ok_or_else(|| CacheError::item_not_found(&self.storage_key))?;
+        let text = dbs.data(txn, origin, &self.storage_key)?;
+        let corrupted = |e: serde_json::Error| CacheError::corrupted(&self.storage_key, e);
+        let value = match &self.pointer {
+            Some(pointer) => self.part(text, pointer)?,
+            None => text,
+        };
+        let (data, slice) = match self.window(value) {
+            None => (RawValue::from_string(value.to_owned()).map_err(corrupted)?, None),
+            Some(window) => {
+                let sliced = self.cut(value, window)?;
+                let info = SliceInfo {
+                    offset: window.offset,
+                    count: sliced.count,
+                    total: sliced.total,
+                    next_offset: sliced.next_offset(),
+                };
+                (RawValue::from_string(sliced.text).map_err(corrupted)?, Some(info))
+            }
+        };
+        let item = CachedItem {
+            meta: CacheMetadata::new(&self.storage_key, &meta),
+            data,
+            custom_metadata: meta.custom_metadata,
+        };
+        Ok(ReadResult { item, slice })
     }
 
     /// The part of `value` to return, when it is not all of it: the slice asked for, or, when
