@@ -282,10 +282,7 @@ fn pipelined_writes_share_group_commits_and_fail_alone() {
     assert_eq!(items.len(), 9 + 59);
     assert!(host.close().1.success());
 
-    let logs: String = std::fs::read_dir(tmp.path().join("logs"))
-        .unwrap()
-        .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap())
-        .collect();
+    let logs = common::logs(tmp.path());
     let largest = logs
         .lines()
         .filter_map(|line| line.split(" batch=").nth(1)?.split_whitespace().next()?.parse::<usize>().ok())

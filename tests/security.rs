@@ -13,17 +13,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::{ORIGIN, Session, binary, frame, request_frame, split_frames};
+use common::{ORIGIN, Session, binary, frame, logs, request_frame, split_frames};
 use serde_json::{Value, json};
-
-/// The text of every log file under `dir`.
-fn logs(dir: &Path) -> String {
-    let mut text = String::new();
-    for entry in std::fs::read_dir(dir.join("logs")).unwrap() {
-        text.push_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap());
-    }
-    text
-}
 
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777

@@ -49,8 +49,7 @@ fn stdout_is_only_frames_even_at_trace_level() {
     assert_eq!(replies[5]["result"]["freedBytes"], 5_242_880);
 
     // The trace-level log went to the log file, and it holds no cached data or descriptions.
-    let logs = std::fs::read_dir(tmp.path().join("logs")).unwrap();
-    let log: String = logs.map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap()).collect();
+    let log = common::logs(tmp.path());
     assert!(log.contains("op=write session=conv_o1"), "the log records ops and sessions: {log}");
     assert!(!log.contains("5 MB of quotes"), "the log must not hold descriptions");
     assert!(!log.contains("\"\"\"\""), "the log must not hold data");
@@ -72,10 +71,7 @@ fn the_log_never_holds_data_or_descriptions() {
     let output = common::run_host(tmp.path(), common::ORIGIN, input);
     assert!(output.status.success());
     assert_eq!(output.replies[2]["result"]["item"]["data"]["body"], secret);
-    let log: String = std::fs::read_dir(tmp.path().join("logs"))
-        .unwrap()
-        .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap())
-        .collect();
+    let log = common::logs(tmp.path());
     assert!(log.contains("conv_p1_task0001_turn0001"), "the log records keys");
     assert!(!log.contains("merger"), "the log must not hold data, descriptions or custom metadata:\n{log}");
 }

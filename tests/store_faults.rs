@@ -66,10 +66,7 @@ fn an_empty_data_file_is_a_new_store_and_the_log_says_so() {
     std::fs::OpenOptions::new().write(true).open(data_file(tmp.path())).unwrap().set_len(0).unwrap();
     let read = hello_then_read(tmp.path(), &keys[0]);
     assert_eq!(read["error"]["code"], "ItemNotFoundError", "{read}");
-    let logs: String = std::fs::read_dir(tmp.path().join("logs"))
-        .unwrap()
-        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
-        .collect();
+    let logs = common::logs(tmp.path());
     assert!(logs.contains("the store's data file is empty: it is taken as a new, empty store"), "{logs}");
 }
 

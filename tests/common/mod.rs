@@ -300,3 +300,11 @@ impl Rng {
         if n == 0 { 0 } else { (self.next() % n as u64) as usize }
     }
 }
+
+/// The text of every log file the hosts wrote under the data directory `dir`.
+pub fn logs(dir: &Path) -> String {
+    std::fs::read_dir(dir.join("logs"))
+        .unwrap()
+        .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap())
+        .collect()
+}
