@@ -83,12 +83,7 @@ export function writeHostManifest(sandbox, overrides = {}) {
  */
 export function installHost(sandbox, { extensionId = EXTENSION_ID } = {}) {
   const args = ["install", "--browser", "chromium", "--user-data-dir", sandbox.profile, "--extension-id", extensionId];
-  const run = spawnSync(HOST_BIN, args, { env: sandbox.env, encoding: "utf8", timeout: 60_000 });
-  const transcript = `$ llm-cache-host ${args.join(" ")}\nexit: ${run.status ?? run.signal ?? run.error}\n${run.stdout}${run.stderr}`;
-  if (run.status !== 0) throw new Error(`the installer failed:\n${transcript}`);
-  const file = hostManifestPath(sandbox);
-  if (!fs.existsSync(file)) throw new Error(`the installer exited 0 but wrote no ${file}:\n${transcript}`);
-  return { manifest: JSON.parse(fs.readFileSync(file, "utf8")), file, transcript };
+  return runInstaller(sandbox, args, hostManifestPath(sandbox));
 }
 
 /**
@@ -96,11 +91,21 @@ export function installHost(sandbox, { extensionId = EXTENSION_ID } = {}) {
  * allowing the demo add-on by default, and returns the manifest it wrote.
  */
 export function installHostForFirefox(sandbox) {
-  const args = ["install", "--browser", "firefox"];
+  const file = path.join(sandbox.home, ".mozilla", "native-messaging-hosts", `${HOST_NAME}.json`);
+  return runInstaller(sandbox, ["install", "--browser", "firefox"], file);
+}
+
+/** Runs `llm-cache-host <args>` with the sandbox's environment and reads the manifest it must have written to `file`. */
+function runInstaller(sandbox, args, file) {
   const run = spawnSync(HOST_BIN, args, { env: sandbox.env, encoding: "utf8", timeout: 60_000 });
   const transcript = `$ llm-cache-host ${args.join(" ")}\nexit: ${run.status ?? run.signal ?? run.error}\n${run.stdout}${run.stderr}`;
   if (run.status !== 0) throw new Error(`the installer failed:\n${transcript}`);
-  const file = path.join(sandbox.home, ".mozilla", "native-messaging-hosts", `${HOST_NAME}.json`);
   if (!fs.existsSync(file)) throw new Error(`the installer exited 0 but wrote no ${file}:\n${transcript}`);
   return { manifest: JSON.parse(fs.readFileSync(file, "utf8")), file, transcript };
+}
+
+/** The text of every log file the host wrote in the sandbox's data directory. */
+export function hostLogs(sandbox) {
+  const dir = path.join(sandbox.dataDir, "logs");
+  return fs.readdirSync(dir).map((name) => fs.readFileSync(path.join(dir, name), "utf8")).join("");
 }

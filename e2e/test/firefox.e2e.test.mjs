@@ -4,13 +4,11 @@
 // end the session.
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
-import fs from "node:fs";
-import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { DEMO_GLOBAL, DemoAgent, checkDemoExtension, keysIn } from "../lib/demo-agent.mjs";
 import { demoScenarioSkipReason, requireHostAndChromium } from "../lib/env.mjs";
 import { FIREFOX_ADDON_ID, launchFirefoxWithExtension, requireFirefox } from "../lib/firefox.mjs";
-import { createSandbox, installHostForFirefox } from "../lib/sandbox.mjs";
+import { createSandbox, hostLogs, installHostForFirefox } from "../lib/sandbox.mjs";
 
 const SKIP = demoScenarioSkipReason() ?? false;
 const MAX_ITEM_BYTES = 5 * 1024 * 1024;
@@ -70,8 +68,7 @@ describe("the demo add-on in Firefox, host installed for Firefox", { skip: SKIP,
     assert.equal(ended.deletedItems, 6);
     const list = await agent.list(10);
     assert.deepEqual(keysIn(list.text, sessionId), []);
-    const logs = path.join(s.sandbox.dataDir, "logs");
-    const text = fs.readdirSync(logs).map((name) => fs.readFileSync(path.join(logs, name), "utf8")).join("");
+    const text = hostLogs(s.sandbox);
     assert.match(text, new RegExp(`host started origin=moz-extension:${FIREFOX_ADDON_ID.replace(".", "\\.")}`), "the host's origin is Firefox's add-on id");
   });
 });

@@ -10,7 +10,7 @@ import { after, before, describe, it } from "node:test";
 import { launchWithExtension } from "../lib/browser.mjs";
 import { DEMO_GLOBAL, DemoAgent, checkDemoExtension, keysIn } from "../lib/demo-agent.mjs";
 import { DEMO_EXTENSION_DIR, EXTENSION_ORIGIN, HOST_NAME, demoScenarioSkipReason, requireHostAndChromium } from "../lib/env.mjs";
-import { createSandbox, installHost } from "../lib/sandbox.mjs";
+import { createSandbox, hostLogs, installHost } from "../lib/sandbox.mjs";
 
 const SKIP = demoScenarioSkipReason() ?? false;
 
@@ -148,8 +148,7 @@ describe("the demo extension's StorageTool in Chromium, host installed", { skip:
   });
 
   it("wrote no cached data or description into the host's logs", () => {
-    const dir = path.join(s.sandbox.dataDir, "logs");
-    const logs = fs.readdirSync(dir).map((name) => fs.readFileSync(path.join(dir, name), "utf8")).join("");
+    const logs = hostLogs(s.sandbox);
     assert.match(logs, /op=write/, "the logs record the requests");
     for (let i = 0; i < EMAILS; i++) {
       for (const text of [email(i).summary, email(i).subject, describeEmail(i)]) {
