@@ -2,13 +2,14 @@
 //!
 //! Reading: [`read_frame`] yields one frame's bytes, or [`Incoming::Oversized`] for a frame longer than
 //! Chrome can send, whose bytes it reads and drops in small pieces so the stream stays in step.
-//! Writing: [`frames_for_reply`] cuts a reply longer than Chrome accepts from a host (1 MiB) into chunk
-//! frames whose `part`s concatenate to the reply's exact JSON text, and [`write_frames`] sends them.
+//! Writing: [`write_replies`] sends replies, cutting one longer than Chrome accepts from a host (1 MiB)
+//! into chunk frames whose `part`s concatenate to the reply's exact JSON text ([`frames_for_reply`]
+//! gives the same frames as strings).
 
 use std::io;
 
 use byteorder::{ByteOrder, NativeEndian};
-use serde::Serialize;
+use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::limits::{MAX_REPLY_FRAME_BYTES, MAX_REQUEST_FRAME_BYTES};
@@ -71,38 +72,122 @@ fn looks_like_text(header: &[u8; 4]) -> bool {
 /// # Errors
 /// Any error of the writer (a closed stdout is `BrokenPipe`).
 pub async fn write_frames<W: AsyncWrite + Unpin>(writer: &mut W, frames: &[String]) -> io::Result<()> {
+    let mut buffer = Vec::new();
     for frame in frames {
-        let mut header = [0u8; 4];
-        let length = u32::try_from(frame.len()).map_err(|_| io::Error::other("frame over 4 GiB"))?;
-        NativeEndian::write_u32(&mut header, length);
-        writer.write_all(&header).await?;
-        writer.write_all(frame.as_bytes()).await?;
+        push_frame(&mut buffer, |out| out.extend_from_slice(frame.as_bytes()))?;
     }
+    writer.write_all(&buffer).await?;
     writer.flush().await
 }
 
-/// One piece of a reply too large for a single frame.
-#[derive(Serialize)]
-struct Chunk<'a> {
-    /// The request's id, already JSON, so the client can route the chunk before reassembly.
-    id: &'a serde_json::value::RawValue,
-    /// This chunk's 0-based index.
-    chunk: usize,
-    /// How many chunks make the reply.
-    chunks: usize,
-    /// The next slice of the reply's JSON text.
-    part: &'a str,
+/// A reply ready to send: its request's id (JSON) and the reply's whole JSON text.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// The request's id as JSON text, `null` when it had none.
+    pub id: Box<RawValue>,
+    /// The reply's JSON text, which may be longer than one frame.
+    pub text: String,
+}
+
+impl Reply {
+    /// A reply to the request whose id is `id` (`None`: no usable id).
+    pub fn new(id: Option<&RawValue>, text: String) -> Reply {
+        Reply { id: id.unwrap_or(RawValue::NULL).to_owned(), text }
+    }
+
+    /// The frames that carry this reply (see [`frames_for_reply`]).
+    pub fn frames(&self) -> Vec<String> {
+        frames_for_reply(&self.id, self.text.clone())
+    }
+}
+
+/// Write out the buffer once it holds this much, so a long reply never sits whole in it.
+const WRITE_AT_BYTES: usize = MAX_REPLY_FRAME_BYTES;
+
+/// Writes replies' frames, cut into chunks as [`frames_for_reply`] describes, through `buffer` (kept
+/// between calls so its memory is reused). Chunk frames are escaped straight from the reply text, one
+/// at a time, so a 5 MB reply never exists twice; small replies share one write, and then a flush.
+///
+/// # Errors
+/// Any error of the writer (a closed stdout is `BrokenPipe`).
+pub async fn write_replies<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    replies: &[Reply],
+    buffer: &mut Vec<u8>,
+) -> io::Result<()> {
+    buffer.clear();
+    for reply in replies {
+        let starts = chunk_starts(&reply.id, &reply.text);
+        if starts.is_empty() {
+            push_frame(buffer, |out| out.extend_from_slice(reply.text.as_bytes()))?;
+        }
+        for (index, &start) in starts.iter().enumerate() {
+            let end = starts.get(index + 1).copied().unwrap_or(reply.text.len());
+            let part = &reply.text[start..end];
+            push_frame(buffer, |out| push_chunk(out, &reply.id, index, starts.len(), part))?;
+            // A chunk frame is close to 1 MiB: out it goes.
+            writer.write_all(buffer).await?;
+            buffer.clear();
+        }
+        if buffer.len() >= WRITE_AT_BYTES {
+            writer.write_all(buffer).await?;
+            buffer.clear();
+        }
+    }
+    writer.write_all(buffer).await?;
+    buffer.clear();
+    writer.flush().await
+}
+
+/// Appends one frame to `out`: a length header, then the bytes `body` appends.
+fn push_frame(out: &mut Vec<u8>, body: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
+    let header_at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    body(out);
+    let length = u32::try_from(out.len() - header_at - 4).map_err(|_| io::Error::other("frame over 4 GiB"))?;
+    NativeEndian::write_u32(&mut out[header_at..header_at + 4], length);
+    Ok(())
+}
+
+/// Appends the chunk frame `{"id","chunk","chunks","part"}` carrying `part` to `out`.
+fn push_chunk(out: &mut Vec<u8>, id: &RawValue, chunk: usize, chunks: usize, part: &str) {
+    out.extend_from_slice(b"{\"id\":");
+    out.extend_from_slice(id.get().as_bytes());
+    out.extend_from_slice(format!(",\"chunk\":{chunk},\"chunks\":{chunks},\"part\":").as_bytes());
+    // Writing a string into a Vec can't fail.
+    let _ = serde_json::to_writer(&mut *out, part);
+    out.push(b'}');
 }
 
 /// The frames that carry `reply` (a reply's whole JSON text) for the request whose id is `id`.
 ///
 /// A reply of at most 1 MiB is one frame, as it is. A longer one becomes chunk frames
-/// `{"id","chunk","chunks","part"}`: the `part`s, in order, concatenate to `reply` exactly. Each part is
-/// cut by its *escaped* length, because JSON escaping grows a `"` or `\` to two bytes and a control
-/// character to six, so every frame stays within 1 MiB whatever the content.
-pub fn frames_for_reply(id: &serde_json::value::RawValue, reply: String) -> Vec<String> {
-    if reply.len() <= MAX_REPLY_FRAME_BYTES {
+/// `{"id","chunk","chunks","part"}`: the `part`s, in order, concatenate to `reply` exactly.
+pub fn frames_for_reply(id: &RawValue, reply: String) -> Vec<String> {
+    let starts = chunk_starts(id, &reply);
+    if starts.is_empty() {
         return vec![reply];
+    }
+    let ends = starts.iter().skip(1).copied().chain([reply.len()]);
+    starts
+        .iter()
+        .zip(ends)
+        .enumerate()
+        .map(|(chunk, (&start, end))| {
+            let mut frame = Vec::new();
+            push_chunk(&mut frame, id, chunk, starts.len(), &reply[start..end]);
+            String::from_utf8(frame).unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Where each chunk of `reply` starts, or nothing when the reply fits in one frame.
+///
+/// Each part is cut by its *escaped* length, because JSON escaping grows a `"` or `\` to two bytes and
+/// a control character to six, so every frame stays within 1 MiB whatever the content.
+fn chunk_starts(id: &RawValue, reply: &str) -> Vec<usize> {
+    if reply.len() <= MAX_REPLY_FRAME_BYTES {
+        return Vec::new();
     }
     // The envelope around a part, with room for the largest index and count there can be
     // (a reply has fewer chunks than bytes).
@@ -110,8 +195,7 @@ pub fn frames_for_reply(id: &serde_json::value::RawValue, reply: String) -> Vec<
     let envelope = r#"{"id":,"chunk":,"chunks":,"part":""}"#.len() + id.get().len() + 2 * digits;
     let budget = MAX_REPLY_FRAME_BYTES.saturating_sub(envelope).max(6);
 
-    let mut parts = Vec::new();
-    let mut start = 0;
+    let mut starts = vec![0];
     let mut escaped = 0;
     for (at, &byte) in reply.as_bytes().iter().enumerate() {
         // A UTF-8 continuation byte belongs to the character before it: never cut there.
@@ -120,24 +204,13 @@ pub fn frames_for_reply(id: &serde_json::value::RawValue, reply: String) -> Vec<
             // Cut here only if the character starting at `at` would not fit; look it up once.
             let char_len = reply[at..].chars().next().map_or(1, escaped_len);
             if escaped + char_len > budget {
-                parts.push(&reply[start..at]);
-                start = at;
+                starts.push(at);
                 escaped = 0;
             }
         }
         escaped += escaped_byte_len(byte);
     }
-    parts.push(&reply[start..]);
-
-    let chunks = parts.len();
-    parts
-        .iter()
-        .enumerate()
-        .map(|(chunk, part)| {
-            let frame = Chunk { id, chunk, chunks, part };
-            serde_json::to_string(&frame).unwrap_or_default()
-        })
-        .collect()
+    starts
 }
 
 /// The most bytes one character can take inside a JSON string (`\u0000`).
@@ -276,6 +349,24 @@ mod tests {
         let mut reader = &bytes[..];
         assert_eq!(read_frame(&mut reader).await.unwrap(), Some(Incoming::Oversized(length)));
         assert_eq!(read_frame(&mut reader).await.unwrap(), Some(Incoming::Message(b"{}".to_vec())));
+    }
+
+    #[tokio::test]
+    async fn write_replies_sends_the_same_frames_as_frames_for_reply() {
+        let big = format!("{{\"id\":3,\"ok\":true,\"result\":\"{}\"}}", "a\\\"é😀\u{1}".repeat(400_000));
+        let replies = [
+            Reply::new(None, r#"{"id":null,"ok":false}"#.to_owned()),
+            Reply::new(Some(&raw("3")), big),
+            Reply::new(Some(&raw("\"x\"")), r#"{"id":"x","ok":true}"#.to_owned()),
+        ];
+        let mut out = Vec::new();
+        let mut buffer = Vec::new();
+        write_replies(&mut out, &replies, &mut buffer).await.unwrap();
+        let frames: Vec<String> = replies.iter().flat_map(Reply::frames).collect();
+        assert!(frames.len() >= 5, "the long reply is chunked: {} frames", frames.len());
+        let bodies: Vec<&[u8]> = frames.iter().map(|frame| frame.as_bytes()).collect();
+        assert_eq!(out, framed(&bodies));
+        assert!(buffer.capacity() < 3 * MAX_REPLY_FRAME_BYTES, "the buffer holds a frame or two, not the reply");
     }
 
     #[tokio::test]

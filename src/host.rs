@@ -1,9 +1,10 @@
 //! The request loop: frames in, commands run, frames out; and the maintenance that runs beside it.
 //!
 //! [`serve`] takes any reader and writer, so tests drive it over in-memory pipes; `main` gives it
-//! stdin and stdout. Requests are handled one at a time in the order they arrive (replies come in that
-//! order too, but clients match them by id). Store work runs on tokio's blocking pool, so no LMDB
-//! transaction is ever held across an `.await`.
+//! stdin and stdout ([`crate::pipe`]). Requests are handled in the order they arrive (replies come in
+//! that order too, but clients match them by id). Store work runs on the runtime's own thread between
+//! reads, synchronously: the host serves one browser port, so there is nothing to overlap it with, and
+//! no LMDB transaction is ever held across an `.await`. Maintenance runs on tokio's blocking pool.
 
 use std::io;
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::cleanup;
 use crate::cmd::{Command, Context};
 use crate::error::{CacheError, ErrorCode};
-use crate::frame::{Incoming, frames_for_reply, read_frame, write_frames};
+use crate::frame::{Incoming, Reply, read_frame, write_replies};
 use crate::limits::{MAX_REQUEST_FRAME_BYTES, ORPHAN_SWEEP_EVERY_MS};
 use crate::message::{Fields, reply_text};
 
@@ -54,6 +55,8 @@ where
     W: AsyncWrite + Unpin,
 {
     let reader = &mut BufReader::with_capacity(INPUT_BUFFER_BYTES, reader);
+    // Reply frames are written through this one buffer, kept from reply to reply.
+    let mut out = Vec::new();
     loop {
         let frame = match read_frame(reader).await {
             Ok(Some(frame)) => frame,
@@ -64,7 +67,7 @@ where
             }
             Err(e) => return Err(e),
         };
-        let frames = match frame {
+        let replies = match frame {
             Incoming::NotFramed(header) => {
                 let start = String::from_utf8_lossy(&header);
                 tracing::warn!(start = %start.escape_debug(), "input is JSON text without frame headers; stopping");
@@ -74,13 +77,13 @@ where
                      `llm-cache-host call`, which frames each line."
                 );
                 let reply: Result<(), _> = Err(not_framed());
-                write_frames(writer, &[reply_text(None, &reply)]).await?;
+                write_replies(writer, &[Reply::new(None, reply_text(None, &reply))], &mut out).await?;
                 return Ok(());
             }
             Incoming::Oversized(length) => {
                 tracing::warn!(length, code = ErrorCode::InvalidRequestError.as_str(), "oversized frame skipped");
                 let reply: Result<(), _> = Err(oversized(length));
-                vec![reply_text(None, &reply)]
+                vec![Reply::new(None, reply_text(None, &reply))]
             }
             Incoming::Message(bytes) => {
                 // Whole frames that have already arrived behind this one are handled with it.
@@ -91,18 +94,18 @@ where
                         _ => unreachable!("a complete frame within the limit was waiting"),
                     }
                 }
-                let ctx = ctx.clone();
-                let count = group.len();
-                let replies = tokio::task::spawn_blocking(move || handle_all(&ctx, &group)).await.unwrap_or_else(|e| {
-                    tracing::error!(error = %e, "a request handler panicked");
+                let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handle_all(ctx, &group)));
+                handled.unwrap_or_else(|_| {
+                    tracing::error!("a request handler panicked");
                     let reply: Result<(), _> =
                         Err(CacheError::storage_unavailable("the host failed while handling the request"));
-                    vec![vec![reply_text(None, &reply)]; count]
-                });
-                replies.concat()
+                    vec![Reply::new(None, reply_text(None, &reply)); group.len()]
+                })
             }
         };
-        write_frames(writer, &frames).await?;
+        write_replies(writer, &replies, &mut out).await?;
+        // A burst of long replies leaves no more than a few frames' worth behind.
+        out.shrink_to(2 * crate::limits::MAX_REPLY_FRAME_BYTES);
     }
 }
 
@@ -115,18 +118,18 @@ fn complete_frame_waiting(buffer: &[u8]) -> bool {
 
 /// Handles one request frame and returns the frames of its reply.
 pub fn handle(ctx: &Context, bytes: &[u8]) -> Vec<String> {
-    handle_all(ctx, std::slice::from_ref(&bytes.to_vec())).pop().unwrap_or_default()
+    handle_all(ctx, std::slice::from_ref(&bytes.to_vec())).pop().map(|reply| reply.frames()).unwrap_or_default()
 }
 
 /// A request frame parsed as far as it goes: its fields and id with its command (or why there is
 /// none), or, when not even that, its reply already.
-type Parsed<'a> = Result<(Fields<'a>, Option<&'a RawValue>, Result<Command, CacheError>), Vec<String>>;
+type Parsed<'a> = Result<(Fields<'a>, Option<&'a RawValue>, Result<Command, CacheError>), Reply>;
 
 /// Handles request frames that arrived together, in order, and returns each one's reply frames. A
 /// run of two or more requests that only write (`write`, `update`, `append`, `delete`) is a group
 /// commit: one write transaction and one disk sync for all of them, each still succeeding or failing
 /// on its own, and none answered before all are durable.
-pub fn handle_all(ctx: &Context, frames: &[Vec<u8>]) -> Vec<Vec<String>> {
+pub fn handle_all(ctx: &Context, frames: &[Vec<u8>]) -> Vec<Reply> {
     let started = Instant::now();
     let mut parsed: Vec<Parsed<'_>> = frames
         .iter()
@@ -134,7 +137,7 @@ pub fn handle_all(ctx: &Context, frames: &[Vec<u8>]) -> Vec<Vec<String>> {
             Err(error) => {
                 tracing::warn!(bytes = bytes.len(), code = error.code.as_str(), "unparseable request");
                 let id = Fields::recover_id(bytes);
-                Err(frames_for_reply(id.unwrap_or(RawValue::NULL), reply_text::<()>(id, &Err(error))))
+                Err(Reply::new(id, reply_text::<()>(id, &Err(error))))
             }
             Ok(fields) => {
                 let id = fields.usable_id();
@@ -193,7 +196,7 @@ pub fn handle_all(ctx: &Context, frames: &[Vec<u8>]) -> Vec<Vec<String>> {
                 code = outcome.as_ref().err().map(|e| e.code.as_str()),
                 "request"
             );
-            frames_for_reply(id.unwrap_or(RawValue::NULL), reply)
+            Reply::new(id, reply)
         })
         .collect()
 }

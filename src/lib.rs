@@ -16,7 +16,8 @@
 //! - [`call`]: `llm-cache-host call`, the host spoken to by hand, a JSON line per request.
 //! - [`inspect`]: `sessions`, `list`, `show`, `end`, `purge`: the cache seen and cleared without a browser.
 //! - [`verify`]: `llm-cache-host verify [--repair]`, the store's invariants checked and put right.
-//! - [`host`]: the request loop over any reader and writer, and the hourly maintenance.
+//! - [`host`]: the request loop over any reader and writer, and the hourly maintenance; [`pipe`]:
+//!   stdin and stdout polled by tokio's reactor with no thread between.
 //! - [`rules`]: the spec's rules for keys, ids, descriptions and data, as pure functions.
 //! - [`error`]: the error type with the spec's wire codes.
 //! - [`limits`]: every limit, defined once.
@@ -41,6 +42,8 @@ pub mod limits;
 pub mod logging;
 pub mod message;
 pub mod paths;
+#[cfg(unix)]
+pub mod pipe;
 pub mod rules;
 pub mod store;
 pub mod store_file;

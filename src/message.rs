@@ -241,11 +241,33 @@ pub fn reply_text<T: Serialize>(id: Option<&RawValue>, outcome: &Result<T, Cache
         Ok(result) => Reply { id, ok: true, result: Some(result), error: None },
         Err(error) => Reply { id, ok: false, result: None, error: Some(error) },
     };
-    serde_json::to_string(&reply).unwrap_or_else(|e| {
+    exactly_sized_json(&reply).unwrap_or_else(|e| {
         // Only a result that fails to serialise lands here; say so rather than send nothing.
         let error = CacheError::storage_unavailable(format!("the reply could not be encoded: {e}"));
         serde_json::to_string(&Reply::<()> { id, ok: false, result: None, error: Some(&error) }).unwrap_or_default()
     })
+}
+
+/// `value` as JSON text in a string of exactly its length. A reply can carry 5 MB of data, and text
+/// grown by doubling would hold up to twice that; counting first costs one call per piece, since the
+/// data itself is written as one raw piece.
+fn exactly_sized_json<T: Serialize>(value: &T) -> serde_json::Result<String> {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value)?;
+    let mut text = Vec::with_capacity(count.0);
+    serde_json::to_writer(&mut text, value)?;
+    // serde_json writes only valid UTF-8.
+    Ok(String::from_utf8(text).unwrap_or_default())
 }
 
 #[cfg(test)]

@@ -115,3 +115,75 @@ fn reads_return_the_stored_text_exactly() {
     assert!(frames[3].contains(r#""data":"\ud800\u00e9""#), "{}", frames[3]);
     assert!(frames[4].contains(r#""data":1E+2"#), "{}", frames[4]);
 }
+
+/// A browser gives the host pipes, which it polls itself; files (a script's redirections, `/dev/null`)
+/// can't be polled, and the host serves them through tokio's own stdin and stdout instead, with the
+/// same frames.
+#[test]
+fn files_as_stdin_and_stdout_get_the_same_replies_as_pipes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let requests = [
+        json!({"id": 1, "op": "write", "sessionId": "conv_f1", "taskId": "task0001", "turnId": "turn0001",
+               "data": "é\"".repeat(600_000), "description": "long"}),
+        json!({"id": 2, "op": "read", "sessionId": "conv_f1", "storageKey": "conv_f1_task0001_turn0001"}),
+        json!({"id": 3, "op": "list", "sessionId": "conv_f1"}),
+    ];
+    let input: Vec<u8> = requests.iter().flat_map(request_frame).collect();
+    let input_file = tmp.path().join("input");
+    std::fs::write(&input_file, &input).unwrap();
+    let output_file = tmp.path().join("output");
+
+    let through_files = host_command(&tmp.path().join("files"), common::ORIGIN)
+        .stdin(std::fs::File::open(&input_file).unwrap())
+        .stdout(std::fs::File::create(&output_file).unwrap())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(through_files.success());
+    let from_files = std::fs::read(&output_file).unwrap();
+    let through_pipes = common::run_host(&tmp.path().join("pipes"), common::ORIGIN, input);
+    assert!(through_pipes.status.success());
+
+    let from_files = reassemble(split_frames(&from_files));
+    assert_eq!(from_files.len(), 3);
+    assert!(through_pipes.frames >= 3, "the 1.8 MB read is chunked");
+    // Timestamps differ between the two runs; everything else must not.
+    fn without_times(value: &mut Value) {
+        match value {
+            Value::Object(members) => {
+                members.remove("timestamp");
+                members.values_mut().for_each(without_times);
+            }
+            Value::Array(elements) => elements.iter_mut().for_each(without_times),
+            _ => {}
+        }
+    }
+    let (mut from_files, mut from_pipes) = (Value::from(from_files), Value::from(through_pipes.replies));
+    without_times(&mut from_files);
+    without_times(&mut from_pipes);
+    assert!(from_files == from_pipes, "the replies through files and through pipes differ");
+    assert_eq!(from_files[1]["result"]["item"]["data"].as_str().unwrap().len(), 3 * 600_000);
+}
+
+/// Over pipes the host reads and writes on its own thread: besides it there is only the log writer and
+/// the blocking-pool thread that ran the start-up maintenance (tokio's stdin would add a reader thread
+/// and hand it every read).
+#[cfg(target_os = "linux")]
+#[test]
+fn pipes_are_served_without_a_reader_thread() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut host = common::Session::start(tmp.path(), common::ORIGIN);
+    host.ok(json!({"id": 1, "op": "hello"}));
+    let data = "x".repeat(3 * 1024 * 1024);
+    host.ok(json!({"id": 2, "op": "write", "sessionId": "conv_t1", "taskId": "task0001", "turnId": "turn0001",
+                   "data": data, "description": "3 MB"}));
+    let read =
+        host.ok(json!({"id": 3, "op": "read", "sessionId": "conv_t1", "storageKey": "conv_t1_task0001_turn0001"}));
+    assert_eq!(read["item"]["data"].as_str().map(str::len), Some(data.len()));
+    let names: Vec<String> = std::fs::read_dir(format!("/proc/{}/task", host.pid()))
+        .unwrap()
+        .map(|task| std::fs::read_to_string(task.unwrap().path().join("comm")).unwrap().trim().to_owned())
+        .collect();
+    assert!(names.len() <= 3, "threads: {names:?}");
+    host.close();
+}
