@@ -1,559 +1,551 @@
-//! End-to-end benchmark of the real `llm-cache-host` binary: speed and memory over its stdin/stdout pipes,
-//! exactly as a browser drives it.
+//! The host's benchmark: the real `llm-cache-host` binary driven over its stdin and stdout, as a browser
+//! drives it, against a floor measured in the same run.
 //!
-//! Run with `cargo bench --bench host`. It prints a markdown table. The store lives in a temporary
-//! directory under `$LLM_CACHE_BENCH_DIR` if set (to bench another file system), else under the system's
-//! temp directory. Every write is a durable LMDB commit, so the numbers depend on that disk's fsync.
+//! Run it with `cargo bench --bench host` (`./bench.sh` runs it and the Chromium benchmark). It prints
+//! markdown tables. With `LLM_CACHE_BENCH_PLOTS=DIR` it also writes the growth plots there as SVG.
+//! `LLM_CACHE_BENCH_RUNS` sets the runs per figure (default 20). The stores live in a temporary
+//! directory under `$LLM_CACHE_BENCH_DIR` if set, else under the system's temp directory; every write
+//! is a durable LMDB commit, so figures depend on that disk.
 //!
-//! Latencies are full round trips seen by the client: from the first byte of the request frame written to
-//! the last byte of the reply read (chunk frames decoded and their parts concatenated). Requests are built
-//! before the clock starts and replies are checked after it stops.
+//! - **Against the floor** (`minimal.rs`): a minimal host doing the same LMDB work with nothing else,
+//!   started by this same executable. Each pair of measurements is interleaved run by run (ours, then
+//!   the floor, then the floor, then ours, ...) so the machine's noise falls on both alike; the ratio
+//!   is the median of the per-run ratios.
+//! - **Growth**: point operations, a list page and `endSession` as one session grows (100, 1,000,
+//!   10,000 items) and as the store holds more sessions (1, 100, 1,000).
+//!
+//! Latencies are full round trips seen by the client: from the first byte of the request written to
+//! the last byte of the reply read (chunk frames parsed and their parts joined). Requests are built
+//! before the clock starts and replies are checked after it stops. CPU is the process's own, from
+//! Linux's schedstat.
 
-use std::io::{BufReader, Read, Write};
+#[path = "host/client.rs"]
+mod client;
+#[path = "host/data.rs"]
+mod data;
+#[path = "host/minimal.rs"]
+mod minimal;
+#[path = "host/plot.rs"]
+mod plot;
+
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Command;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use client::{Host, assert_ok, frame, kib, write_request};
+use data::{Kind, Rng};
 use serde_json::Value;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_llm-cache-host");
 const ORIGIN_ARG: &str = "chrome-extension://benchext/";
+/// Set in the environment of the copy of this executable that runs the minimal host.
+const ROLE: &str = "LLM_CACHE_BENCH_ROLE";
 
-/// The item sizes measured, in bytes of compact JSON (decimal units; 5 MB is under the 5 MiB item limit).
-const SIZES: [(&str, usize, usize); 4] =
-    [("1 KB", 1_000, 500), ("100 KB", 100_000, 200), ("1 MB", 1_000_000, 60), ("5 MB", 5_000_000, 30)];
-/// Spawns for the start-up measurement.
-const SPAWNS: usize = 20;
-/// Items in the session that `list` pages over.
-const LIST_ITEMS: usize = 50;
-/// `list` round trips measured.
-const LIST_ROUNDS: usize = 200;
-/// Small writes sent back to back for the throughput measurement.
-const PIPELINED_WRITES: usize = 1_000;
-/// Items of 5 MB making the ~50 MB session that `endSession` removes, and how many times that is measured.
-const END_SESSION_ITEMS: usize = 10;
-const END_SESSION_ROUNDS: usize = 5;
-/// The fresh process measured for peak RSS reads this many distinct 5 MB items, this many times each.
-const RSS_ITEMS: usize = 5;
-const RSS_PASSES: usize = 4;
-/// Items of 5 MB in the session `search` looks through (45 MB of data), and rounds measured.
-const SEARCH_ITEMS: usize = 9;
-const SEARCH_ROUNDS: usize = 10;
+/// Item sizes against the floor (decimal units; 5 MB is under the 5 MiB item limit).
+const SIZES: [(&str, usize); 3] = [("3 KB", 3_000), ("1 MB", 1_000_000), ("5 MB", 5_000_000)];
 /// Keep a session this far under its 50 MiB quota when spreading big writes over sessions.
 const SESSION_BUDGET: usize = 45_000_000;
+/// Small writes sent back to back for the throughput measurement.
+const PIPELINED_WRITES: usize = 1_000;
+/// 5 MB reads made by a fresh process, for its memory.
+const MEMORY_READS: usize = 100;
+/// Session sizes and store sizes (in sessions) for the growth curves.
+const SESSION_ITEMS: [usize; 3] = [100, 1_000, 10_000];
+const STORE_SESSIONS: [usize; 3] = [1, 100, 1_000];
+/// Items of each session in the store-growth curve, and the size of every growth item.
+const ITEMS_PER_SESSION: usize = 10;
+const GROWTH_ITEM: usize = 1_000;
+/// Sessions ended per point of the growth curves (each is filled first).
+const END_ROUNDS: usize = 5;
 
 fn main() {
+    if std::env::var_os(ROLE).is_some() {
+        return minimal::serve();
+    }
     // `cargo bench` passes `--bench`; `cargo test --benches` (or `--all-targets`) does not, and must not
     // spend minutes here.
     if !std::env::args().any(|arg| arg == "--bench") {
         println!("host benchmark: run it with `cargo bench --bench host`");
         return;
     }
+    let runs: usize = std::env::var("LLM_CACHE_BENCH_RUNS").ok().and_then(|n| n.parse().ok()).unwrap_or(20);
     let base = std::env::var_os("LLM_CACHE_BENCH_DIR").map(std::path::PathBuf::from).unwrap_or_else(std::env::temp_dir);
     let dir = tempfile::Builder::new().prefix("llm-cache-bench-").tempdir_in(&base).expect("temp dir");
     let started = Instant::now();
+    let stores = Stores { ours: dir.path().join("ours"), floor: dir.path().join("floor") };
+
     let mut table = Table::default();
-
-    startup(dir.path(), &mut table);
-
-    let mut host = Host::spawn(dir.path());
-    let hello = host.round_trip(|id| format!(r#"{{"id":{id},"op":"hello"}}"#)).1;
-    assert_ok(&hello);
-    let idle = host.memory();
-
-    let mut keys_by_size = Vec::new();
-    for &(label, size, count) in &SIZES {
-        let (keys, times) = sequential_writes(&mut host, label, size, count);
-        table.latency(&format!("write {label}"), &times, "sequential round trips, one durable commit each");
-        keys_by_size.push(keys);
+    spawn_to_first_reply(&stores, runs, &mut table);
+    {
+        let (mut ours, mut floor) = (stores.ours(), stores.floor());
+        let ack = pair(runs, &mut ours, &mut floor, |host, _| hello(host));
+        table.pair("round trip of a `hello` / a bare ack", &ack, "the pipe round trip alone");
+        for (label, size) in SIZES {
+            for kind in [Kind::Text, Kind::Records] {
+                writes_and_reads(&mut ours, &mut floor, label, size, kind, runs, &mut table);
+            }
+        }
+        pipelined(&mut ours, &mut floor, &mut table);
+        ours.close();
+        floor.close();
     }
-    for (&(label, size, count), keys) in SIZES.iter().zip(&keys_by_size) {
-        let (times, frames) = sequential_reads(&mut host, keys, size, count);
-        let note = match frames {
-            1 => "one reply frame".to_owned(),
-            n => format!("reply reassembled from {n} chunk frames"),
+    memory(&stores, &mut table);
+    table.print(&format!("Against the floor: {runs} interleaved runs each"));
+
+    let by_items = session_growth(&stores.ours, runs);
+    let by_sessions = store_growth(&dir.path().join("growth"), runs);
+    print_growth("items in the session", &SESSION_ITEMS, &by_items);
+    print_growth("sessions in the store", &STORE_SESSIONS, &by_sessions);
+    if let Some(plots) = std::env::var_os("LLM_CACHE_BENCH_PLOTS") {
+        let plots = Path::new(&plots);
+        std::fs::create_dir_all(plots).expect("plot dir");
+        let lines = |curves: &[(String, Vec<Vec<Duration>>)], xs: &[usize]| -> Vec<plot::Line> {
+            let points = |times: &Vec<Vec<Duration>>| {
+                xs.iter().zip(times).map(|(&x, t)| (x as f64, median(t).as_secs_f64() * 1e3)).collect()
+            };
+            curves.iter().map(|(name, times)| plot::Line { name: name.clone(), points: points(times) }).collect()
         };
-        table.latency(&format!("read {label}"), &times, &note);
+        let title = "Median latency as one session grows (1 KB items, list pages of 50)";
+        let svg = plot::svg(title, "items in the session", &lines(&by_items, &SESSION_ITEMS));
+        std::fs::write(plots.join("growth-session.svg"), svg).expect("write plot");
+        let title = format!("Median latency as the store grows (sessions of {ITEMS_PER_SESSION} items of 1 KB)");
+        let svg = plot::svg(&title, "sessions in the store", &lines(&by_sessions, &STORE_SESSIONS));
+        std::fs::write(plots.join("growth-store.svg"), svg).expect("write plot");
+        println!("\nplots written to {}", plots.display());
     }
 
-    let times = list_latency(&mut host);
-    table.latency(&format!("list {LIST_ITEMS} items"), &times, "limit 50, metadata only");
-
-    let (total, per_op) = pipelined_writes(&mut host);
-    table.row(
-        &format!("{PIPELINED_WRITES} pipelined small writes"),
-        &format!("{} total", ms(total)),
-        &format!("{:.0} writes/s", PIPELINED_WRITES as f64 / total.as_secs_f64()),
-        &format!("{} per write; sent by a separate thread while replies are read", ms(per_op)),
-    );
-
-    let (search, no_match, scan) = search_full_session(&mut host);
-    table.latency(
-        &format!("search a {SEARCH_ITEMS} × 5 MB session, one match"),
-        &search,
-        &format!(
-            "{SEARCH_ROUNDS} rounds; floor: one memchr pass over the same bytes in-process, {}",
-            ms(median(&scan))
-        ),
-    );
-    table.latency(
-        "search the same session, no match",
-        &no_match,
-        &format!("ratio to that floor: {:.1}×", median(&no_match).as_secs_f64() / median(&scan).as_secs_f64()),
-    );
-    let times = list_query(&mut host);
-    table.latency(&format!("list {LIST_ITEMS} items with a query"), &times, "descriptions and customMetadata only");
-
-    let times = end_session(&mut host);
-    table.latency(
-        "endSession of ~50 MB",
-        &times,
-        &format!("{END_SESSION_ITEMS} items of 5 MB; {END_SESSION_ROUNDS} rounds"),
-    );
-
-    let whole_run = host.memory();
-    host.close();
-
-    // A fresh process that only reads the 5 MB items, so its high-water mark is the reads' alone.
-    // LMDB's map pages count in RSS as file-backed memory, so the distinct items read are fixed here.
-    let (_, size, _) = SIZES[3];
-    let mut reader = Host::spawn(dir.path());
-    let (times, _) = sequential_reads(&mut reader, &keys_by_size[3][..RSS_ITEMS], size, RSS_ITEMS * RSS_PASSES);
-    let reads = reader.memory();
-    reader.close();
-
-    table.row("peak RSS, idle after hello", &kib(idle.hwm_kib), "", &idle.describe());
-    table.row(
-        "peak RSS, 5 MB reads",
-        &kib(reads.hwm_kib),
-        "",
-        &format!(
-            "fresh process, {RSS_ITEMS} items read {RSS_PASSES} times each (median {}); {}",
-            ms(median(&times)),
-            reads.describe()
-        ),
-    );
-    table.row("peak RSS, whole run above", &kib(whole_run.hwm_kib), "", &whole_run.describe());
-
-    table.print();
     println!();
     println!("binary: {BINARY}");
-    println!("store: temporary directory under {}, removed afterwards", base.display());
+    println!("stores: temporary directories under {}, removed afterwards", base.display());
     println!("machine: {} CPUs, {}", thread::available_parallelism().map_or(0, |n| n.get()), cpu_model());
-    println!("bench took {:.1} s", started.elapsed().as_secs_f64());
+    println!("bench took {:.0} s", started.elapsed().as_secs_f64());
 }
 
-/// Start-up to the first `hello` reply, and exit once stdin closes, over `SPAWNS` fresh processes.
-fn startup(dir: &Path, table: &mut Table) {
-    let mut first_hello = Vec::new();
-    let mut exits = Vec::new();
-    for _ in 0..SPAWNS {
-        let start = Instant::now();
-        let mut host = Host::spawn(dir);
-        let reply = host.round_trip(|id| format!(r#"{{"id":{id},"op":"hello"}}"#)).1;
-        first_hello.push(start.elapsed());
-        assert_ok(&reply);
-        let closing = Instant::now();
-        host.close();
-        exits.push(closing.elapsed());
+/// Where the two hosts keep their stores, and how each is started.
+struct Stores {
+    ours: std::path::PathBuf,
+    floor: std::path::PathBuf,
+}
+
+impl Stores {
+    fn ours(&self) -> Host {
+        ours_at(&self.ours)
     }
-    table.latency(
-        "start-up to first hello",
-        &first_hello,
-        &format!("spawn to reply, {SPAWNS} spawns (the first creates the store)"),
-    );
-    table.latency("exit after stdin closes", &exits, "close stdin to process reaped");
+
+    fn floor(&self) -> Host {
+        let mut command = Command::new(std::env::current_exe().expect("this executable"));
+        command.env(ROLE, "minimal");
+        Host::start(command, &self.floor)
+    }
 }
 
-/// Writes `count` items of `size` bytes one at a time, spreading them over sessions so none passes its quota.
-fn sequential_writes(
-    host: &mut Host,
+fn ours_at(dir: &Path) -> Host {
+    let mut command = Command::new(BINARY);
+    command.arg(ORIGIN_ARG);
+    Host::start(command, dir)
+}
+
+/// Times `op` on both hosts, `runs` times each, alternating which goes first. `op` gets the run's
+/// index and returns the round trip's time.
+fn pair(runs: usize, ours: &mut Host, floor: &mut Host, mut op: impl FnMut(&mut Host, usize) -> Duration) -> Pair {
+    let cpu = (ours.cpu(), floor.cpu());
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for run in 0..runs {
+        if run % 2 == 0 {
+            a.push(op(ours, run));
+            b.push(op(floor, run));
+        } else {
+            b.push(op(floor, run));
+            a.push(op(ours, run));
+        }
+    }
+    let cpu = ((ours.cpu() - cpu.0) / runs as u32, (floor.cpu() - cpu.1) / runs as u32);
+    Pair { ours: a, floor: b, cpu }
+}
+
+/// One measurement of both hosts.
+struct Pair {
+    ours: Vec<Duration>,
+    floor: Vec<Duration>,
+    /// CPU per run, ours and the floor's.
+    cpu: (Duration, Duration),
+}
+
+fn hello(host: &mut Host) -> Duration {
+    let (elapsed, reply) = host.round_trip(|id| format!(r#"{{"id":{id},"op":"hello"}}"#));
+    assert_ok(&reply);
+    elapsed
+}
+
+/// Spawn to the first reply, and exit once stdin closes, for fresh processes of each host.
+fn spawn_to_first_reply(stores: &Stores, runs: usize, table: &mut Table) {
+    let mut first = Pair { ours: Vec::new(), floor: Vec::new(), cpu: Default::default() };
+    for run in 0..runs {
+        let time = |start: &dyn Fn() -> Host, into: &mut Vec<Duration>| {
+            let clock = Instant::now();
+            let mut host = start();
+            hello(&mut host);
+            into.push(clock.elapsed());
+            host.close();
+        };
+        if run % 2 == 0 {
+            time(&|| stores.ours(), &mut first.ours);
+            time(&|| stores.floor(), &mut first.floor);
+        } else {
+            time(&|| stores.floor(), &mut first.floor);
+            time(&|| stores.ours(), &mut first.ours);
+        }
+    }
+    table.pair("spawn → first reply", &first, "a fresh process each run; the first creates the store");
+}
+
+/// Writes of `size` bytes of `kind`, then reads of what was written, on both hosts.
+fn writes_and_reads(
+    ours: &mut Host,
+    floor: &mut Host,
     label: &str,
     size: usize,
-    count: usize,
-) -> (Vec<(String, String)>, Vec<Duration>) {
+    kind: Kind,
+    runs: usize,
+    table: &mut Table,
+) {
+    let items: Vec<String> = (0..runs).map(|run| data::json(kind, size, run as u64)).collect();
     let per_session = (SESSION_BUDGET / size).clamp(1, 1_000);
-    let tag: String = label.chars().filter(char::is_ascii_alphanumeric).collect();
-    let mut keys = Vec::new();
-    let mut times = Vec::new();
-    for i in 0..count {
-        let session = format!("conv_w{tag}-{}", i / per_session);
-        let data = json_data(size, i);
-        let (elapsed, reply) =
-            host.round_trip(|id| write_request(id, &session, &format!("t{i:07}"), "n0000000", &data));
-        let result = assert_ok(&reply);
-        assert_eq!(result["dataSize"].as_u64(), Some(size as u64), "dataSize of a {label} write");
-        keys.push((session, result["storageKey"].as_str().expect("storageKey").to_owned()));
-        times.push(elapsed);
-    }
-    (keys, times)
+    let tag = format!("{}{}", kind.name(), size);
+    let key = |run: usize| (format!("conv_{tag}-{}", run / per_session), format!("t{run:07}"));
+    let writes = pair(runs, ours, floor, |host, run| {
+        let (session, task) = key(run);
+        let (elapsed, reply) = host.round_trip(|id| write_request(id, &session, &task, "n0000000", &items[run]));
+        assert_eq!(assert_ok(&reply)["dataSize"].as_u64(), Some(size as u64));
+        elapsed
+    });
+    let note = "one durable commit each";
+    table.pair(&format!("write {label} of {}", kind.name()), &writes, note);
+    let mut frames = 0;
+    let reads = pair(runs, ours, floor, |host, run| {
+        let (session, task) = key(run);
+        let (elapsed, reply) = host.round_trip(|id| {
+            format!(r#"{{"id":{id},"op":"read","sessionId":"{session}","storageKey":"{session}_{task}_n0000000"}}"#)
+        });
+        let data = &assert_ok(&reply)["item"]["data"];
+        assert_eq!(serde_json::to_string(data).expect("data").len(), size, "the item came back whole");
+        frames = host.last_reply_frames;
+        elapsed
+    });
+    let note = if frames > 1 { format!("{frames} chunk frames, joined") } else { "one frame".to_owned() };
+    table.pair(&format!("read {label} of {}", kind.name()), &reads, &note);
 }
 
-/// Reads `count` items (cycling through `keys`) and checks each came back whole.
-/// Returns the round trips and how many frames the last reply came in.
-fn sequential_reads(host: &mut Host, keys: &[(String, String)], size: usize, count: usize) -> (Vec<Duration>, usize) {
-    let mut times = Vec::new();
-    for i in 0..count {
-        let (session, key) = &keys[i % keys.len()];
-        let (elapsed, reply) =
-            host.round_trip(|id| format!(r#"{{"id":{id},"op":"read","sessionId":"{session}","storageKey":"{key}"}}"#));
-        let item = &assert_ok(&reply)["item"];
-        assert_eq!(item["dataSize"].as_u64(), Some(size as u64));
-        assert_eq!(serde_json::to_string(&item["data"]).expect("data").len(), size, "data of {key}");
-        times.push(elapsed);
-    }
-    (times, host.last_reply_frames)
-}
-
-/// Fills a session with `LIST_ITEMS` small items, then lists it `LIST_ROUNDS` times.
-fn list_latency(host: &mut Host) -> Vec<Duration> {
-    let session = "conv_list";
-    for i in 0..LIST_ITEMS {
-        let data = json_data(500, i);
-        let reply = host.round_trip(|id| write_request(id, session, "tlist000", &format!("n{i:07}"), &data)).1;
-        assert_ok(&reply);
-    }
-    (0..LIST_ROUNDS)
-        .map(|_| {
-            let (elapsed, reply) =
-                host.round_trip(|id| format!(r#"{{"id":{id},"op":"list","sessionId":"{session}","limit":50}}"#));
-            let result = assert_ok(&reply);
-            assert_eq!(result["items"].as_array().map(Vec::len), Some(LIST_ITEMS));
-            elapsed
-        })
-        .collect()
-}
-
-/// Fills a session with `SEARCH_ITEMS` items of 5 MB and times `search` for a word in one record of one
-/// item, and for a word in none; the floor is one memchr pass over the same bytes in this process.
-fn search_full_session(host: &mut Host) -> (Vec<Duration>, Vec<Duration>, Vec<Duration>) {
-    let session = "conv_search";
-    let mut all = Vec::new();
-    for i in 0..SEARCH_ITEMS {
-        let data = json_data(5_000_000, 100 + i);
-        let reply = host.round_trip(|id| write_request(id, session, "tsearch0", &format!("n{i:07}"), &data)).1;
-        assert_ok(&reply);
-        all.push(data);
-    }
-    let query =
-        |id: u64, words: &str| format!(r#"{{"id":{id},"op":"search","sessionId":"{session}","query":"{words}"}}"#);
-    let timed = |host: &mut Host, words: &str, expected: usize| -> Vec<Duration> {
-        (0..SEARCH_ROUNDS)
-            .map(|_| {
-                let (elapsed, reply) = host.round_trip(|id| query(id, words));
-                let matches = assert_ok(&reply)["matches"].as_array().map_or(0, Vec::len);
-                assert_eq!(matches, expected, "{words}");
-                elapsed
+/// `PIPELINED_WRITES` writes of 1 KB sent back to back by another thread while this one reads the
+/// replies; the time from the first byte sent to the last reply.
+fn pipelined(ours: &mut Host, floor: &mut Host, table: &mut Table) {
+    let mut rates = Vec::new();
+    for host in [ours, floor] {
+        let first_id = host.next_id;
+        let frames: Vec<Vec<u8>> = (0..PIPELINED_WRITES)
+            .map(|i| {
+                let data = data::json(Kind::Records, 1_000, i as u64);
+                frame(&write_request(first_id + i as u64, "conv_pipelined", "tpipe000", &format!("n{i:07}"), &data))
             })
-            .collect()
-    };
-    let one = timed(host, "résumé 104-1234.", 1);
-    let none = timed(host, "zebra", 0);
-    let scan = (0..SEARCH_ROUNDS)
-        .map(|_| {
-            let start = Instant::now();
-            let hits: usize = all.iter().map(|d| memchr::memchr_iter(b'Z', d.as_bytes()).count()).sum();
-            let elapsed = start.elapsed();
-            assert_eq!(hits, 0);
+            .collect();
+        host.next_id += PIPELINED_WRITES as u64;
+        let mut stdin = host.stdin.take().expect("stdin open");
+        let start = Instant::now();
+        let sender = thread::spawn(move || {
+            use std::io::Write;
+            for frame in &frames {
+                stdin.write_all(frame).expect("send a pipelined write");
+            }
+            stdin.flush().expect("flush");
+            stdin
+        });
+        let replies: Vec<Value> = (0..PIPELINED_WRITES).map(|_| host.read_reply()).collect();
+        let total = start.elapsed();
+        host.stdin = Some(sender.join().expect("sender thread"));
+        for (i, reply) in replies.iter().enumerate() {
+            assert_eq!(reply["id"].as_u64(), Some(first_id + i as u64), "replies come in request order");
+            assert_ok(reply);
+        }
+        rates.push(PIPELINED_WRITES as f64 / total.as_secs_f64());
+    }
+    table.row([
+        format!("{PIPELINED_WRITES} pipelined writes of 1 KB"),
+        format!("{:.0}/s", rates[0]),
+        String::new(),
+        format!("{:.0}/s", rates[1]),
+        String::new(),
+        format!("{:.1}× the floor's rate", rates[0] / rates[1]),
+        String::new(),
+        "ours commits the writes waiting together (group commit); the floor commits each".to_owned(),
+    ]);
+}
+
+/// A fresh process of each host reads one 5 MB item `MEMORY_READS` times: its peak RSS, and its heap
+/// (anonymous memory) after the first read and after the last.
+fn memory(stores: &Stores, table: &mut Table) {
+    let data = data::json(Kind::Text, 5_000_000, 99);
+    let mut cells = Vec::new();
+    for mut host in [stores.ours(), stores.floor()] {
+        let reply = host.round_trip(|id| write_request(id, "conv_memory", "tmem0000", "n0000000", &data)).1;
+        assert_ok(&reply);
+        host.close();
+    }
+    for start in [Stores::ours, Stores::floor] {
+        let mut host = start(stores);
+        hello(&mut host);
+        let idle = host.memory();
+        let read = |host: &mut Host| {
+            let reply = host.round_trip(|id| {
+                format!(r#"{{"id":{id},"op":"read","sessionId":"conv_memory","storageKey":"conv_memory_tmem0000_n0000000"}}"#)
+            });
+            assert_eq!(assert_ok(&reply.1)["item"]["dataSize"].as_u64(), Some(5_000_000));
+        };
+        read(&mut host);
+        let first = host.memory();
+        for _ in 1..MEMORY_READS {
+            read(&mut host);
+        }
+        let last = host.memory();
+        host.close();
+        cells.push((idle, first, last));
+    }
+    let [(ours_idle, ours_first, ours_last), (floor_idle, floor_first, floor_last)] = cells[..] else { unreachable!() };
+    table.row([
+        "RSS idle after `hello`".to_owned(),
+        kib(ours_idle.rss_kib),
+        format!("heap {}", kib(ours_idle.anon_kib)),
+        kib(floor_idle.rss_kib),
+        format!("heap {}", kib(floor_idle.anon_kib)),
+        format!("{:.1}×", ours_idle.rss_kib as f64 / floor_idle.rss_kib.max(1) as f64),
+        String::new(),
+        "heap = anonymous memory; the rest is the binary and the LMDB map".to_owned(),
+    ]);
+    table.row([
+        format!("peak RSS over {MEMORY_READS} reads of 5 MB"),
+        kib(ours_last.hwm_kib),
+        format!("heap {} after 1, {} after {MEMORY_READS}", kib(ours_first.anon_kib), kib(ours_last.anon_kib)),
+        kib(floor_last.hwm_kib),
+        format!("heap {} after 1, {} after {MEMORY_READS}", kib(floor_first.anon_kib), kib(floor_last.anon_kib)),
+        format!("{:.1}×", ours_last.hwm_kib as f64 / floor_last.hwm_kib.max(1) as f64),
+        String::new(),
+        format!("of ours: {}", ours_last.describe()),
+    ]);
+}
+
+/// The growth curves' operations, each a list of runs per point.
+type Curves = Vec<(String, Vec<Vec<Duration>>)>;
+
+/// Point operations, a list page and `endSession` on sessions of each size in `SESSION_ITEMS`.
+fn session_growth(store: &Path, runs: usize) -> Curves {
+    let mut host = ours_at(store);
+    let mut curves = new_curves();
+    for (point, &items) in SESSION_ITEMS.iter().enumerate() {
+        let session = format!("conv_grow{items}");
+        fill(&mut host, &session, items);
+        measure_point(&mut host, &session, items, runs, &mut curves, point);
+        let mut ends = Vec::new();
+        for round in 0..END_ROUNDS {
+            let doomed = format!("conv_end{items}-{round}");
+            fill(&mut host, &doomed, items);
+            ends.push(end(&mut host, &doomed, items));
+        }
+        curves[4].1.push(ends);
+    }
+    host.close();
+    curves
+}
+
+/// The same operations on one session of `ITEMS_PER_SESSION` items, as the store holds each number of
+/// sessions in `STORE_SESSIONS`.
+fn store_growth(store: &Path, runs: usize) -> Curves {
+    let mut host = ours_at(store);
+    let mut curves = new_curves();
+    let mut sessions = 0;
+    for (point, &wanted) in STORE_SESSIONS.iter().enumerate() {
+        while sessions < wanted {
+            fill(&mut host, &format!("conv_store{sessions}"), ITEMS_PER_SESSION);
+            sessions += 1;
+        }
+        let session = format!("conv_store{}", sessions / 2);
+        measure_point(&mut host, &session, ITEMS_PER_SESSION, runs, &mut curves, point);
+        let mut ends = Vec::new();
+        for round in 0..END_ROUNDS {
+            let doomed = format!("conv_storeend{point}-{round}");
+            fill(&mut host, &doomed, ITEMS_PER_SESSION);
+            ends.push(end(&mut host, &doomed, ITEMS_PER_SESSION));
+        }
+        curves[4].1.push(ends);
+    }
+    host.close();
+    curves
+}
+
+fn new_curves() -> Curves {
+    ["write 1 KB", "read 1 KB", "list: first page", "list: middle page", "endSession"]
+        .into_iter()
+        .map(|name| (name.to_owned(), Vec::new()))
+        .collect()
+}
+
+/// Writes, reads and list pages on `session` (which holds `items` items), `runs` times each.
+fn measure_point(host: &mut Host, session: &str, items: usize, runs: usize, curves: &mut Curves, point: usize) {
+    let mut rng = Rng::new(point as u64);
+    let data = data::json(Kind::Records, GROWTH_ITEM, 7);
+    let writes = (0..runs)
+        .map(|run| {
+            let (elapsed, reply) =
+                host.round_trip(|id| write_request(id, session, &format!("x{point:03}{run:04}"), "n0000000", &data));
+            assert_ok(&reply);
             elapsed
         })
         .collect();
-    (one, none, scan)
+    let reads = (0..runs)
+        .map(|_| {
+            let n = rng.below(items);
+            let (elapsed, reply) = host.round_trip(|id| {
+                format!(
+                    r#"{{"id":{id},"op":"read","sessionId":"{session}","storageKey":"{session}_tfill000_n{n:07}"}}"#
+                )
+            });
+            assert_eq!(assert_ok(&reply)["item"]["dataSize"].as_u64(), Some(GROWTH_ITEM as u64));
+            elapsed
+        })
+        .collect();
+    let first_page = list_pages(host, session, runs, None);
+    // A page from the middle: the cursor the pages before it would have handed back.
+    let mut cursor = None;
+    for _ in 0..(items / 2) / 50 {
+        let reply = host.round_trip(|id| list_request(id, session, cursor.as_deref())).1;
+        cursor = assert_ok(&reply)["nextCursor"].as_str().map(str::to_owned);
+    }
+    let middle = list_pages(host, session, runs, cursor.as_deref());
+    for (curve, times) in curves.iter_mut().zip([writes, reads, first_page, middle]) {
+        curve.1.push(times);
+    }
 }
 
-/// `list` with a query over the `list_latency` session.
-fn list_query(host: &mut Host) -> Vec<Duration> {
-    (0..LIST_ROUNDS)
+fn list_request(id: u64, session: &str, cursor: Option<&str>) -> String {
+    match cursor {
+        Some(cursor) => format!(r#"{{"id":{id},"op":"list","sessionId":"{session}","limit":50,"cursor":"{cursor}"}}"#),
+        None => format!(r#"{{"id":{id},"op":"list","sessionId":"{session}","limit":50}}"#),
+    }
+}
+
+fn list_pages(host: &mut Host, session: &str, runs: usize, cursor: Option<&str>) -> Vec<Duration> {
+    (0..runs)
         .map(|_| {
-            let (elapsed, reply) = host.round_trip(|id| {
-                format!(r#"{{"id":{id},"op":"list","sessionId":"conv_list","query":"bench n0000007"}}"#)
-            });
-            assert_eq!(assert_ok(&reply)["itemCount"].as_u64(), Some(1));
+            let (elapsed, reply) = host.round_trip(|id| list_request(id, session, cursor));
+            let listed = assert_ok(&reply)["items"].as_array().map_or(0, Vec::len);
+            assert!(listed >= 10, "a page of items, got {listed}");
             elapsed
         })
         .collect()
 }
 
-/// Sends `PIPELINED_WRITES` small writes from another thread while this one reads the replies.
-/// Returns the time from the first byte sent to the last reply, and that time per write.
-fn pipelined_writes(host: &mut Host) -> (Duration, Duration) {
+/// Fills `session` with `items` items of 1 KB, pipelined so the host commits them in groups.
+fn fill(host: &mut Host, session: &str, items: usize) {
+    let data = data::json(Kind::Records, GROWTH_ITEM, 3);
     let first_id = host.next_id;
-    let frames: Vec<Vec<u8>> = (0..PIPELINED_WRITES)
-        .map(|i| {
-            frame(&write_request(
-                first_id + i as u64,
-                "conv_pipelined",
-                "tpipe000",
-                &format!("n{i:07}"),
-                &json_data(200, i),
-            ))
-        })
-        .collect();
-    host.next_id += PIPELINED_WRITES as u64;
     let mut stdin = host.stdin.take().expect("stdin open");
-    let start = Instant::now();
+    let requests: Vec<Vec<u8>> = (0..items)
+        .map(|n| frame(&write_request(first_id + n as u64, session, "tfill000", &format!("n{n:07}"), &data)))
+        .collect();
+    host.next_id += items as u64;
     let sender = thread::spawn(move || {
-        for frame in &frames {
-            stdin.write_all(frame).expect("send a pipelined write");
+        use std::io::Write;
+        for request in &requests {
+            stdin.write_all(request).expect("send");
         }
-        stdin.flush().expect("flush");
         stdin
     });
-    let replies: Vec<Value> = (0..PIPELINED_WRITES).map(|_| host.read_reply()).collect();
-    let total = start.elapsed();
-    host.stdin = Some(sender.join().expect("sender thread"));
-    for (i, reply) in replies.iter().enumerate() {
-        assert_eq!(reply["id"].as_u64(), Some(first_id + i as u64), "replies come in request order");
-        assert_ok(reply);
+    for _ in 0..items {
+        assert_ok(&host.read_reply());
     }
-    (total, total / PIPELINED_WRITES as u32)
+    host.stdin = Some(sender.join().expect("sender"));
 }
 
-/// Fills a session with ~50 MB and ends it, `END_SESSION_ROUNDS` times.
-fn end_session(host: &mut Host) -> Vec<Duration> {
-    let data = json_data(5_000_000, 7);
-    (0..END_SESSION_ROUNDS)
-        .map(|round| {
-            let session = format!("conv_end-{round}");
-            for i in 0..END_SESSION_ITEMS {
-                let reply = host.round_trip(|id| write_request(id, &session, "tend0000", &format!("n{i:07}"), &data)).1;
-                assert_ok(&reply);
-            }
-            let (elapsed, reply) =
-                host.round_trip(|id| format!(r#"{{"id":{id},"op":"endSession","sessionId":"{session}"}}"#));
-            let result = assert_ok(&reply);
-            assert_eq!(result["deletedItems"].as_u64(), Some(END_SESSION_ITEMS as u64));
-            assert_eq!(result["freedBytes"].as_u64(), Some((END_SESSION_ITEMS * 5_000_000) as u64));
-            elapsed
-        })
-        .collect()
+fn end(host: &mut Host, session: &str, items: usize) -> Duration {
+    let (elapsed, reply) = host.round_trip(|id| format!(r#"{{"id":{id},"op":"endSession","sessionId":"{session}"}}"#));
+    assert_eq!(assert_ok(&reply)["deletedItems"].as_u64(), Some(items as u64));
+    elapsed
 }
 
-/// A running host with its pipes.
-struct Host {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
-    next_id: u64,
-    /// How many frames carried the last reply read.
-    last_reply_frames: usize,
-}
-
-impl Host {
-    fn spawn(dir: &Path) -> Host {
-        let mut child = Command::new(BINARY)
-            .arg(ORIGIN_ARG)
-            .env("LLM_CACHE_DIR", dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn the host");
-        let stdin = child.stdin.take();
-        let stdout = BufReader::with_capacity(1 << 20, child.stdout.take().expect("stdout"));
-        Host { child, stdin, stdout, next_id: 1, last_reply_frames: 0 }
-    }
-
-    /// Sends the request `build` makes for the next id and reads its reply; times only the exchange.
-    /// Sending before reading can't deadlock: the host reads a whole request before it writes a byte.
-    fn round_trip(&mut self, build: impl FnOnce(u64) -> String) -> (Duration, Value) {
-        let id = self.next_id;
-        self.next_id += 1;
-        let bytes = frame(&build(id));
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        let start = Instant::now();
-        stdin.write_all(&bytes).expect("send a request");
-        stdin.flush().expect("flush");
-        let text = self.read_reply_text();
-        let elapsed = start.elapsed();
-        let reply: Value = serde_json::from_str(&text).expect("the reply is JSON");
-        assert_eq!(reply["id"].as_u64(), Some(id), "reply to request {id}");
-        (elapsed, reply)
-    }
-
-    fn read_reply(&mut self) -> Value {
-        serde_json::from_str(&self.read_reply_text()).expect("the reply is JSON")
-    }
-
-    /// The next reply's JSON text: one frame, or the concatenated parts of its chunk frames.
-    fn read_reply_text(&mut self) -> String {
-        let first = self.read_frame();
-        // Every frame is parsed (as a browser does), but only as far as telling a chunk from a reply.
-        let mut frame: Frame = serde_json::from_str(&first).expect("a JSON frame");
-        let Some(chunks) = frame.chunks else {
-            self.last_reply_frames = 1;
-            return first;
-        };
-        self.last_reply_frames = chunks;
-        let id = frame.id.clone();
-        let mut text = String::with_capacity(chunks << 20);
-        for expected in 0..chunks {
-            assert_eq!((frame.chunk, frame.chunks, &frame.id), (Some(expected), Some(chunks), &id), "chunk order");
-            text.push_str(frame.part.as_deref().expect("a chunk's part"));
-            if expected + 1 < chunks {
-                frame = serde_json::from_str(&self.read_frame()).expect("a JSON frame");
-            }
-        }
-        text
-    }
-
-    fn read_frame(&mut self) -> String {
-        let mut header = [0u8; 4];
-        self.stdout.read_exact(&mut header).expect("a frame header (did the host exit?)");
-        let length = u32::from_ne_bytes(header) as usize;
-        assert!(length <= 1 << 20, "a reply frame of {length} bytes is over Chrome's 1 MiB");
-        let mut body = vec![0u8; length];
-        self.stdout.read_exact(&mut body).expect("a frame body");
-        String::from_utf8(body).expect("frames are UTF-8")
-    }
-
-    /// The host's memory now, from /proc (Linux only; zeros elsewhere).
-    fn memory(&self) -> Memory {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
-        let field = |name: &str| {
-            status
-                .lines()
-                .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
-                .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-                .unwrap_or(0)
-        };
-        Memory {
-            hwm_kib: field("VmHWM"),
-            rss_kib: field("VmRSS"),
-            anon_kib: field("RssAnon"),
-            file_kib: field("RssFile"),
-        }
-    }
-
-    /// Closes stdin and waits for the host to exit on its own.
-    fn close(mut self) {
-        drop(self.stdin.take());
-        let status = self.child.wait().expect("wait for the host");
-        assert!(status.success(), "the host exited with {status}");
+fn print_growth(x_label: &str, xs: &[usize], curves: &Curves) {
+    println!();
+    println!("Growth by {x_label}: median (min–max) in ms");
+    println!();
+    let header: Vec<String> = xs.iter().map(|x| format!("{x} {x_label}")).collect();
+    println!("| operation | {} |", header.join(" | "));
+    println!("|---|{}", "---:|".repeat(xs.len()));
+    for (name, points) in curves {
+        let cells: Vec<String> = points.iter().map(|times| spread(times)).collect();
+        println!("| {name} | {} |", cells.join(" | "));
     }
 }
 
-/// A reply frame's top level: a chunk has `chunk`, `chunks` and `part`; a whole reply has none of them
-/// (its other fields are skipped here and parsed after the clock stops).
-#[derive(serde::Deserialize)]
-struct Frame {
-    id: Value,
-    chunk: Option<usize>,
-    chunks: Option<usize>,
-    part: Option<String>,
-}
-
-#[derive(Clone, Copy)]
-struct Memory {
-    hwm_kib: u64,
-    rss_kib: u64,
-    anon_kib: u64,
-    file_kib: u64,
-}
-
-impl Memory {
-    fn describe(&self) -> String {
-        format!(
-            "VmRSS then: {} ({} anon, {} file-backed incl. LMDB map)",
-            kib(self.rss_kib),
-            kib(self.anon_kib),
-            kib(self.file_kib)
-        )
-    }
-}
-
-/// A length-prefixed frame.
-fn frame(json: &str) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(json.len() + 4);
-    bytes.extend_from_slice(&u32::try_from(json.len()).expect("frame under 4 GiB").to_ne_bytes());
-    bytes.extend_from_slice(json.as_bytes());
-    bytes
-}
-
-/// A `write` request; `task` and `turn` must be 8 of [a-z0-9].
-fn write_request(id: u64, session: &str, task: &str, turn: &str, data: &str) -> String {
-    format!(
-        r#"{{"id":{id},"op":"write","sessionId":"{session}","taskId":"{task}","turnId":"{turn}","description":"bench item {task}/{turn}","data":{data}}}"#
-    )
-}
-
-/// Compact JSON of exactly `size` bytes shaped like an agent's cached result: an array of email-like
-/// records (with some escapes and non-ASCII text), padded to the size. `seed` varies the content.
-fn json_data(size: usize, seed: usize) -> String {
-    assert!(size >= 64);
-    let mut out = String::with_capacity(size);
-    out.push_str(r#"{"emails":["#);
-    let tail = r#"],"pad":""}"#;
-    let mut n = 0;
-    loop {
-        let record = format!(
-            r#"{{"n":{n},"from":"user{seed}@example.com","subject":"Re: quarterly report #{n} \"draft\"","body":"Hello — see the numbers below.\nLine one\tof the body; naïve café résumé {seed}-{n}. Lorem ipsum dolor sit amet, consectetur adipiscing elit."}}"#
-        );
-        let comma = usize::from(n > 0);
-        if out.len() + comma + record.len() + tail.len() > size {
-            break;
-        }
-        if n > 0 {
-            out.push(',');
-        }
-        out.push_str(&record);
-        n += 1;
-    }
-    out.push_str(r#"],"pad":""#);
-    let pad = size - out.len() - 2;
-    out.extend(std::iter::repeat_n('x', pad));
-    out.push_str(r#""}"#);
-    assert_eq!(out.len(), size);
-    out
-}
-
-fn assert_ok(reply: &Value) -> &Value {
-    assert_eq!(reply["ok"], Value::Bool(true), "request failed: {reply}");
-    &reply["result"]
+/// "1.23 (0.98–2.10)" in ms.
+fn spread(times: &[Duration]) -> String {
+    format!("{} ({}–{})", ms(median(times)), ms(min(times)), ms(max(times)))
 }
 
 #[derive(Default)]
 struct Table {
-    rows: Vec<[String; 4]>,
+    rows: Vec<[String; 8]>,
 }
 
 impl Table {
-    fn latency(&mut self, what: &str, times: &[Duration], note: &str) {
-        let note = format!("n={}, min {}, max {}; {note}", times.len(), ms(min(times)), ms(max(times)));
-        self.row(what, &ms(median(times)), &ms(p95(times)), &note);
+    fn pair(&mut self, what: &str, pair: &Pair, note: &str) {
+        let ratios: Vec<f64> =
+            pair.ours.iter().zip(&pair.floor).map(|(a, b)| a.as_secs_f64() / b.as_secs_f64()).collect();
+        let cpu = match pair.cpu {
+            (ours, floor) if !floor.is_zero() => {
+                format!("{} / {} ({:.1}×)", ms(ours), ms(floor), ours.as_secs_f64() / floor.as_secs_f64())
+            }
+            _ => String::new(),
+        };
+        self.row([
+            what.to_owned(),
+            ms(median(&pair.ours)),
+            format!("{}–{}", ms(min(&pair.ours)), ms(max(&pair.ours))),
+            ms(median(&pair.floor)),
+            format!("{}–{}", ms(min(&pair.floor)), ms(max(&pair.floor))),
+            format!("{:.2}×", median_f64(&ratios)),
+            cpu,
+            note.to_owned(),
+        ]);
     }
 
-    fn row(&mut self, what: &str, median: &str, p95: &str, note: &str) {
-        self.rows.push([what.to_owned(), median.to_owned(), p95.to_owned(), note.to_owned()]);
+    fn row(&mut self, row: [String; 8]) {
+        self.rows.push(row);
     }
 
-    fn print(&self) {
+    fn print(&self, title: &str) {
         println!();
-        println!("| measurement | median (or value) | p95 (or rate) | notes |");
-        println!("|---|---:|---:|---|");
-        for [what, median, p95, note] in &self.rows {
-            println!("| {what} | {median} | {p95} | {note} |");
+        println!("{title}");
+        println!();
+        println!(
+            "| measurement | ours: median | min–max | floor: median | min–max | ratio | CPU per op, ours / floor | notes |"
+        );
+        println!("|---|---:|---:|---:|---:|---:|---:|---|");
+        for row in &self.rows {
+            println!("| {} |", row.join(" | "));
         }
     }
 }
 
-fn sorted(times: &[Duration]) -> Vec<Duration> {
+fn median(times: &[Duration]) -> Duration {
     let mut sorted = times.to_vec();
     sorted.sort();
-    sorted
-}
-
-fn median(times: &[Duration]) -> Duration {
-    let sorted = sorted(times);
     let n = sorted.len();
     if n % 2 == 1 { sorted[n / 2] } else { (sorted[n / 2 - 1] + sorted[n / 2]) / 2 }
 }
 
-/// Nearest-rank 95th percentile.
-fn p95(times: &[Duration]) -> Duration {
-    let sorted = sorted(times);
-    sorted[(sorted.len() * 95).div_ceil(100) - 1]
+fn median_f64(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    if n % 2 == 1 { sorted[n / 2] } else { (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0 }
 }
 
 fn min(times: &[Duration]) -> Duration {
@@ -567,10 +559,6 @@ fn max(times: &[Duration]) -> Duration {
 fn ms(d: Duration) -> String {
     let ms = d.as_secs_f64() * 1e3;
     if ms < 10.0 { format!("{ms:.2} ms") } else { format!("{ms:.1} ms") }
-}
-
-fn kib(kib: u64) -> String {
-    format!("{:.1} MiB", kib as f64 / 1024.0)
 }
 
 fn cpu_model() -> String {

@@ -1,0 +1,122 @@
+//! The data the bench stores: random text and email-like records, never a run of one repeated
+//! character (which compresses, caches and scans unlike anything real).
+
+/// xorshift64*: deterministic, so every run stores the same bytes.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// What an item holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// One JSON string of random words, with punctuation, line breaks and some non-ASCII letters.
+    Text,
+    /// An object holding an array of email-like records with random fields.
+    Records,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Text => "text",
+            Kind::Records => "records",
+        }
+    }
+}
+
+/// Compact JSON of exactly `size` bytes of `kind`.
+pub fn json(kind: Kind, size: usize, seed: u64) -> String {
+    assert!(size >= 64);
+    let mut rng = Rng::new(seed);
+    let mut out = String::with_capacity(size);
+    match kind {
+        Kind::Text => {
+            out.push('"');
+            let mut next = String::new();
+            loop {
+                next.clear();
+                sentence(&mut rng, &mut next);
+                next.push_str(if rng.below(8) == 0 { "\\n" } else { " " });
+                if out.len() + next.len() + 1 > size {
+                    break;
+                }
+                out.push_str(&next);
+            }
+            pad(&mut rng, &mut out, size - 1);
+            out.push('"');
+        }
+        Kind::Records => {
+            out.push_str(r#"{"emails":["#);
+            let mut n = 0;
+            loop {
+                let mut record = format!(r#"{{"n":{n},"from":""#);
+                word(&mut rng, &mut record);
+                record.push_str(r#"@example.com","subject":""#);
+                sentence(&mut rng, &mut record);
+                record.push_str(r#"","body":""#);
+                for _ in 0..1 + rng.below(4) {
+                    sentence(&mut rng, &mut record);
+                    record.push(' ');
+                }
+                record.push_str(r#""}"#);
+                if out.len() + 1 + record.len() + 20 > size {
+                    break;
+                }
+                if n > 0 {
+                    out.push(',');
+                }
+                out.push_str(&record);
+                n += 1;
+            }
+            out.push_str(r#"],"pad":""#);
+            pad(&mut rng, &mut out, size - 2);
+            out.push_str(r#""}"#);
+        }
+    }
+    assert_eq!(out.len(), size);
+    out
+}
+
+fn word(rng: &mut Rng, out: &mut String) {
+    const LETTERS: &[u8] = b"etaoinshrdlucmfwypvbgkjqxz";
+    for _ in 0..2 + rng.below(8) {
+        // Skewed towards common letters, as words are.
+        let at = rng.below(LETTERS.len()).min(rng.below(LETTERS.len()));
+        out.push(LETTERS[at] as char);
+    }
+    if rng.below(40) == 0 {
+        out.push('é');
+    }
+}
+
+fn sentence(rng: &mut Rng, out: &mut String) {
+    for i in 0..4 + rng.below(12) {
+        if i > 0 {
+            out.push(' ');
+        }
+        word(rng, out);
+    }
+    out.push('.');
+}
+
+/// Random letters up to exactly `len` bytes.
+fn pad(rng: &mut Rng, out: &mut String, len: usize) {
+    while out.len() < len {
+        out.push((b'a' + rng.below(26) as u8) as char);
+    }
+}
