@@ -114,9 +114,11 @@ fn one_heap_arena() {
     // SAFETY: mallopt only tunes glibc's allocator; called before any other thread exists.
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 1);
-        // A fixed threshold: blocks of 256 KiB or more (a reply's text, a chunk frame) are mapped and
-        // handed back to the OS when freed. glibc otherwise raises the threshold to the largest block
-        // freed so far, and a burst of 5 MB reads then stays in the heap (15.7 MiB after 100 reads).
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 * 1024);
+        // Fixed thresholds: blocks of 4 MiB or more (a 5 MB item's request, its reply) are mapped and
+        // handed back to the OS when freed, and at most 4 MiB of freed heap is kept for the next
+        // request. glibc otherwise raises both to the largest block freed so far, and a burst of 5 MB
+        // reads then stays in the heap (15.7 MiB after 100 reads).
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 4 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 4 << 20);
     }
 }

@@ -2,7 +2,7 @@
 //! pointer or a slice without reading the data: `array[50] of {from,subject,summary}`,
 //! `object{emails,total}`, `string(48213)`. Computed once, when the data is written.
 
-use super::scan::{char_starts, elements, members};
+use super::scan::{char_count, elements, members};
 
 /// The longest shape, in characters; metadata stays well under the spec's 500 bytes per item.
 pub const MAX_SHAPE_CHARS: usize = 120;
@@ -37,7 +37,7 @@ pub fn shape(text: &str) -> String {
             format!("{head} of {of}")
         }
         Some(b'{') => format!("object{}", names(text, "{", MAX_SHAPE_CHARS - "object".len())),
-        Some(b'"') if bytes.len() >= 2 => format!("string({})", char_starts(&bytes[1..bytes.len() - 1]).count()),
+        Some(b'"') if bytes.len() >= 2 => format!("string({})", char_count(&bytes[1..bytes.len() - 1])),
         Some(_) => Kind::of(text).name().to_owned(),
         None => "?".into(),
     }

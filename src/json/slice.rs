@@ -2,7 +2,7 @@
 //! scalar values of a string, `offset..offset + limit`, cut shorter when a byte budget is given.
 //! Only the slice is copied; the rest of the value is scanned to count it, never parsed.
 
-use super::scan::{char_starts, elements, members};
+use super::scan::{char_count, char_starts, elements, members};
 
 /// A slice and where it lies in the whole.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,7 +118,7 @@ pub fn slice(text: &str, window: Window) -> Result<Sliced, SliceError> {
             }
             boundary(total, contents.len(), &mut bounds);
             let (from, to) = bounds.unwrap_or((contents.len(), contents.len()));
-            count = contents.get(from..to).map_or(0, |part| char_starts(part.as_bytes()).count() as u64);
+            count = contents.get(from..to).map_or(0, |part| char_count(part.as_bytes()) as u64);
             out = format!("\"{}\"", contents.get(from..to).ok_or(SliceError::Malformed)?);
         }
         Some(b't' | b'f') => return Err(SliceError::NotSliceable("a boolean")),
