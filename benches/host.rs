@@ -86,6 +86,7 @@ fn main() {
                 writes_and_reads(&mut ours, &mut floor, label, size, kind, runs, &mut table);
             }
         }
+        one_field(&mut ours, &mut floor, runs, &mut table);
         pipelined(&mut ours, &mut floor, &mut table);
         ours.close();
         floor.close();
@@ -237,6 +238,31 @@ fn writes_and_reads(
     table.pair(&format!("read {label} of {}", kind.name()), &reads, &note);
 }
 
+/// A pointer read of one field near the end of a 5 MB item of records: ours finds it in one pass over
+/// the stored bytes; the floor parses the item whole and picks.
+fn one_field(ours: &mut Host, floor: &mut Host, runs: usize, table: &mut Table) {
+    let data = data::json(Kind::Records, 5_000_000, 42);
+    let records = serde_json::from_str::<Value>(&data).expect("records")["emails"].as_array().map_or(0, Vec::len);
+    let last = records - 1;
+    for host in [&mut *ours, &mut *floor] {
+        assert_ok(&host.round_trip(|id| write_request(id, "conv_field", "tfield00", "n0000000", &data)).1);
+    }
+    let pair = pair(runs, ours, floor, |host, _| {
+        let (elapsed, reply) = host.round_trip(|id| {
+            format!(
+                r#"{{"id":{id},"op":"read","sessionId":"conv_field","storageKey":"conv_field_tfield00_n0000000","pointer":"/emails/{last}/subject"}}"#
+            )
+        });
+        assert_eq!(assert_ok(&reply)["item"]["data"].as_str().map(|s| s.is_empty()), Some(false));
+        elapsed
+    });
+    table.pair(
+        &format!("one field of a 5 MB item (`/emails/{last}/subject`)"),
+        &pair,
+        "the floor parses the whole item, then picks",
+    );
+}
+
 /// `PIPELINED_WRITES` writes of 1 KB sent back to back by another thread while this one reads the
 /// replies; the time from the first byte sent to the last reply.
 fn pipelined(ours: &mut Host, floor: &mut Host, table: &mut Table) {
@@ -344,13 +370,7 @@ fn session_growth(store: &Path, runs: usize) -> Curves {
         let session = format!("conv_grow{items}");
         fill(&mut host, &session, items);
         measure_point(&mut host, &session, items, runs, &mut curves, point);
-        let mut ends = Vec::new();
-        for round in 0..END_ROUNDS {
-            let doomed = format!("conv_end{items}-{round}");
-            fill(&mut host, &doomed, items);
-            ends.push(end(&mut host, &doomed, items));
-        }
-        curves[4].1.push(ends);
+        curves[4].1.push(end_rounds(&mut host, &format!("conv_end{items}"), items));
     }
     host.close();
     curves
@@ -369,13 +389,7 @@ fn store_growth(store: &Path, runs: usize) -> Curves {
         }
         let session = format!("conv_store{}", sessions / 2);
         measure_point(&mut host, &session, ITEMS_PER_SESSION, runs, &mut curves, point);
-        let mut ends = Vec::new();
-        for round in 0..END_ROUNDS {
-            let doomed = format!("conv_storeend{point}-{round}");
-            fill(&mut host, &doomed, ITEMS_PER_SESSION);
-            ends.push(end(&mut host, &doomed, ITEMS_PER_SESSION));
-        }
-        curves[4].1.push(ends);
+        curves[4].1.push(end_rounds(&mut host, &format!("conv_storeend{point}"), ITEMS_PER_SESSION));
     }
     host.close();
     curves
@@ -463,6 +477,17 @@ fn fill(host: &mut Host, session: &str, items: usize) {
         assert_ok(&host.read_reply());
     }
     host.stdin = Some(sender.join().expect("sender"));
+}
+
+/// `END_ROUNDS` sessions named `prefix-N`, each filled with `items` items and then ended: the ends' times.
+fn end_rounds(host: &mut Host, prefix: &str, items: usize) -> Vec<Duration> {
+    (0..END_ROUNDS)
+        .map(|round| {
+            let doomed = format!("{prefix}-{round}");
+            fill(host, &doomed, items);
+            end(host, &doomed, items)
+        })
+        .collect()
 }
 
 fn end(host: &mut Host, session: &str, items: usize) -> Duration {

@@ -1,6 +1,7 @@
 //! The floor the host is measured against: a minimal native-messaging host doing the same LMDB work
 //! and nothing else. One durable write transaction per `write`, a `read` answered from the stored
-//! bytes, chunk frames cut as the protocol cuts them; no checks, no metadata, no logs, no async runtime.
+//! bytes (a `pointer` the plain way: the item parsed whole, then picked), chunk frames cut as the
+//! protocol cuts them; no checks, no metadata, no logs, no async runtime.
 //! `hello` (and any other op) is a bare acknowledgement: the pipe round trip alone.
 //!
 //! The bench starts itself with `LLM_CACHE_BENCH_ROLE=minimal` to run this.
@@ -22,6 +23,7 @@ struct Request<'a> {
     task_id: Option<&'a str>,
     turn_id: Option<&'a str>,
     storage_key: Option<&'a str>,
+    pointer: Option<&'a str>,
     #[serde(borrow)]
     data: Option<&'a RawValue>,
 }
@@ -68,7 +70,17 @@ pub fn serve() {
             "read" => {
                 let rtxn = env.read_txn().expect("txn");
                 let data = items.get(&rtxn, request.storage_key.unwrap_or_default()).expect("get").expect("stored");
-                let data = std::str::from_utf8(data).expect("UTF-8");
+                let whole = std::str::from_utf8(data).expect("UTF-8");
+                // A pointer the plain way: parse the whole item, then pick.
+                let picked;
+                let data = match request.pointer {
+                    Some(pointer) => {
+                        let value: serde_json::Value = serde_json::from_str(whole).expect("stored JSON");
+                        picked = value.pointer(pointer).expect("the pointer names a value").to_string();
+                        picked.as_str()
+                    }
+                    None => whole,
+                };
                 let mut reply = String::with_capacity(data.len() + 64);
                 reply.push_str(r#"{"id":"#);
                 reply.push_str(id);
