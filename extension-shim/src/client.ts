@@ -461,11 +461,20 @@ function disconnectReason(port: NativePort): string {
 
 /** The reply a gzip-encoded reply stands for: base64, then gzip, then JSON text (PROTOCOL.md section 3.5). */
 async function gunzipReply(payload: string): Promise<Reply> {
-  const binary = atob(payload);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  const bytes = base64Bytes(payload);
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
   return JSON.parse(await new Response(stream).text()) as Reply;
+}
+
+/** Base64 text's bytes: with Uint8Array.fromBase64 where the runtime has it (recent Chrome and Firefox do), which
+ * is several times faster than decoding through atob a character at a time. */
+function base64Bytes(text: string): Uint8Array<ArrayBuffer> {
+  const fromBase64 = (Uint8Array as unknown as { fromBase64?: (text: string) => Uint8Array<ArrayBuffer> }).fromBase64;
+  if (fromBase64) return fromBase64.call(Uint8Array, text);
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
 }
 
 /**
