@@ -7,6 +7,7 @@
 set -eu
 cd "$(dirname "$0")"
 LLM_CACHE_BENCH_RUNS="${BENCH_RUNS:-20}" LLM_CACHE_BENCH_PLOTS="$PWD/docs/bench" cargo bench --bench host
+(cd extension-shim && npm ci --silent && npm run build)   # the demo extension loads the built shim
 cd e2e
 npm ci --silent
 npm run bench

@@ -565,8 +565,8 @@ fn print_growth(x_label: &str, xs: &[usize], curves: &Curves) {
     println!();
     println!("Growth by {x_label}: median (min–max) in ms");
     println!();
-    let header: Vec<String> = xs.iter().map(|x| format!("{x} {x_label}")).collect();
-    println!("| operation | {} |", header.join(" | "));
+    let header: Vec<String> = xs.iter().map(usize::to_string).collect();
+    println!("| {x_label}: | {} |", header.join(" | "));
     println!("|---|{}", "---:|".repeat(xs.len()));
     for (name, points) in curves {
         let cells: Vec<String> = points.iter().map(|times| spread(times)).collect();
