@@ -53,7 +53,7 @@ pub fn svg(title: &str, x_label: &str, lines: &[Line]) -> String {
             r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
             x_at(x as f64),
             TOP + plot_h() + 18.0,
-            number(x as f64)
+            count(x)
         );
     }
     let _ = write!(
@@ -110,20 +110,23 @@ fn bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
 /// 0.004, 0.25, 3.1, 42, 1,000, 10,000.
 fn number(value: f64) -> String {
     match value {
-        v if v >= 1000.0 => {
-            let whole = format!("{v:.0}");
-            let mut out = String::new();
-            for (i, c) in whole.chars().enumerate() {
-                if i > 0 && (whole.len() - i) % 3 == 0 {
-                    out.push(',');
-                }
-                out.push(c);
-            }
-            out
-        }
+        v if v >= 1000.0 => count(v.round() as u64),
         v if v >= 10.0 => format!("{v:.0}"),
         v if v >= 1.0 => format!("{v:.1}"),
         v if v >= 0.1 => format!("{v:.2}"),
         v => format!("{v:.3}"),
     }
+}
+
+/// 1, 100, 1,000, 10,000.
+fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
