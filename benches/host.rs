@@ -34,7 +34,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use client::{Host, assert_ok, frame, kib, write_request};
-use data::{Kind, Rng};
+use data::Kind;
 use serde_json::Value;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_llm-cache-host");
@@ -469,7 +469,7 @@ fn new_curves() -> Curves {
 
 /// Writes, reads and list pages on `session` (which holds `items` items), `runs` times each.
 fn measure_point(host: &mut Host, session: &str, items: usize, runs: usize, curves: &mut Curves, point: usize) {
-    let mut rng = Rng::new(point as u64);
+    let mut rng = data::rng(point as u64);
     let data = data::json(Kind::Records, GROWTH_ITEM, 7);
     let writes = (0..runs)
         .map(|run| {

@@ -1,24 +1,13 @@
 //! The data the bench stores: random text and email-like records, never a run of one repeated
 //! character (which compresses, caches and scans unlike anything real).
 
-/// xorshift64*: deterministic, so every run stores the same bytes.
-pub struct Rng(u64);
+#[path = "../../tests/common/rng.rs"]
+mod rng;
+use rng::Rng;
 
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
+/// A generator for `seed`, which may be 0 (xorshift's state may not).
+pub fn rng(seed: u64) -> Rng {
+    Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
 }
 
 /// What an item holds.
@@ -42,7 +31,7 @@ impl Kind {
 /// Compact JSON of exactly `size` bytes of `kind`.
 pub fn json(kind: Kind, size: usize, seed: u64) -> String {
     assert!(size >= 64);
-    let mut rng = Rng::new(seed);
+    let mut rng = rng(seed);
     // Words come from a vocabulary, common ones more often, as in real text (which gzip shrinks about
     // threefold); each word is random letters.
     let vocabulary: Vec<String> = (0..2_000).map(|_| new_word(&mut rng)).collect();

@@ -13,6 +13,10 @@ use std::thread;
 
 use serde_json::Value;
 
+mod rng;
+#[allow(unused_imports)] // as dead_code above: not every test file draws numbers
+pub use rng::Rng;
+
 /// The origin tests run as, unless they say otherwise.
 pub const ORIGIN: &str = "chrome-extension://testextensionaaaaaaaaaaaaaaaaaa/";
 
@@ -281,23 +285,6 @@ impl Session {
         keys.dedup();
         assert_eq!(keys.len(), items.len(), "list pages repeat an item");
         items
-    }
-}
-
-/// A small seeded generator (xorshift64*), so that a failing run can be repeated exactly.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// A number below `n` (0 when `n` is 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        if n == 0 { 0 } else { (self.next() % n as u64) as usize }
     }
 }
 
