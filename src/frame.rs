@@ -80,24 +80,69 @@ pub async fn write_frames<W: AsyncWrite + Unpin>(writer: &mut W, frames: &[Strin
     writer.flush().await
 }
 
-/// A reply ready to send: its request's id (JSON) and the reply's whole JSON text.
+/// A reply ready to send: its request's id (JSON) and the reply's JSON text, with, for a read, the
+/// item's data kept apart and spliced in as the frames are written, so it is never copied into the text.
 #[derive(Debug, Clone)]
 pub struct Reply {
     /// The request's id as JSON text, `null` when it had none.
     pub id: Box<RawValue>,
-    /// The reply's JSON text, which may be longer than one frame.
-    pub text: String,
+    /// The reply's JSON text (without the spliced data, if any), which may be longer than one frame.
+    text: String,
+    /// Data that belongs at this byte offset of `text`.
+    splice: Option<(usize, Box<RawValue>)>,
 }
 
 impl Reply {
     /// A reply to the request whose id is `id` (`None`: no usable id).
     pub fn new(id: Option<&RawValue>, text: String) -> Reply {
-        Reply { id: id.unwrap_or(RawValue::NULL).to_owned(), text }
+        Reply { id: id.unwrap_or(RawValue::NULL).to_owned(), text, splice: None }
+    }
+
+    /// A reply whose JSON text is `text` with `data` inserted at byte `at` (a character boundary).
+    pub fn spliced(id: Option<&RawValue>, text: String, at: usize, data: Box<RawValue>) -> Reply {
+        Reply { splice: Some((at, data)), ..Reply::new(id, text) }
+    }
+
+    /// The reply's JSON text, in up to three pieces: text before the data, the data, text after it.
+    fn pieces(&self) -> [&str; 3] {
+        match &self.splice {
+            Some((at, data)) => [&self.text[..*at], data.get(), &self.text[*at..]],
+            None => [&self.text, "", ""],
+        }
+    }
+
+    /// The length of the reply's whole JSON text.
+    #[allow(clippy::len_without_is_empty)] // a reply is never empty
+    pub fn len(&self) -> usize {
+        self.pieces().iter().map(|piece| piece.len()).sum()
+    }
+
+    /// The reply's whole JSON text, in one string.
+    pub fn into_text(self) -> String {
+        match self.splice {
+            Some((at, data)) => {
+                let mut text = self.text;
+                text.insert_str(at, data.get());
+                text
+            }
+            None => self.text,
+        }
     }
 
     /// The frames that carry this reply (see [`frames_for_reply`]).
     pub fn frames(&self) -> Vec<String> {
-        frames_for_reply(&self.id, self.text.clone())
+        let pieces = self.pieces();
+        let starts = chunk_starts(&self.id, &pieces);
+        if starts.is_empty() {
+            return vec![pieces.concat()];
+        }
+        (0..starts.len())
+            .map(|chunk| {
+                let mut frame = Vec::new();
+                push_chunk(&mut frame, &self.id, &pieces, &starts, chunk);
+                String::from_utf8(frame).unwrap_or_default()
+            })
+            .collect()
     }
 }
 
@@ -105,8 +150,9 @@ impl Reply {
 const WRITE_AT_BYTES: usize = MAX_REPLY_FRAME_BYTES;
 
 /// Writes replies' frames, cut into chunks as [`frames_for_reply`] describes, through `buffer` (kept
-/// between calls so its memory is reused). Chunk frames are escaped straight from the reply text, one
-/// at a time, so a 5 MB reply never exists twice; small replies share one write, and then a flush.
+/// between calls so its memory is reused). Chunk frames are escaped straight from the reply's pieces
+/// (its text and its stored data), one at a time, so a 5 MB reply is never copied whole; small replies
+/// share one write, and then a flush.
 ///
 /// # Errors
 /// Any error of the writer (a closed stdout is `BrokenPipe`).
@@ -117,14 +163,13 @@ pub async fn write_replies<W: AsyncWrite + Unpin>(
 ) -> io::Result<()> {
     buffer.clear();
     for reply in replies {
-        let starts = chunk_starts(&reply.id, &reply.text);
+        let pieces = reply.pieces();
+        let starts = chunk_starts(&reply.id, &pieces);
         if starts.is_empty() {
-            push_frame(buffer, |out| out.extend_from_slice(reply.text.as_bytes()))?;
+            push_frame(buffer, |out| pieces.iter().for_each(|piece| out.extend_from_slice(piece.as_bytes())))?;
         }
-        for (index, &start) in starts.iter().enumerate() {
-            let end = starts.get(index + 1).copied().unwrap_or(reply.text.len());
-            let part = &reply.text[start..end];
-            push_frame(buffer, |out| push_chunk(out, &reply.id, index, starts.len(), part))?;
+        for chunk in 0..starts.len() {
+            push_frame(buffer, |out| push_chunk(out, &reply.id, &pieces, &starts, chunk))?;
             // A chunk frame is close to 1 MiB: out it goes.
             writer.write_all(buffer).await?;
             buffer.clear();
@@ -149,14 +194,45 @@ fn push_frame(out: &mut Vec<u8>, body: impl FnOnce(&mut Vec<u8>)) -> io::Result<
     Ok(())
 }
 
-/// Appends the chunk frame `{"id","chunk","chunks","part"}` carrying `part` to `out`.
-fn push_chunk(out: &mut Vec<u8>, id: &RawValue, chunk: usize, chunks: usize, part: &str) {
+/// Appends chunk frame `chunk` of a reply cut at `starts` (offsets into its pieces, concatenated):
+/// `{"id","chunk","chunks","part"}`, with the part's text escaped as a JSON string.
+fn push_chunk(out: &mut Vec<u8>, id: &RawValue, pieces: &[&str], starts: &[usize], chunk: usize) {
+    let total: usize = pieces.iter().map(|piece| piece.len()).sum();
+    let (from, to) = (starts[chunk], starts.get(chunk + 1).copied().unwrap_or(total));
     out.extend_from_slice(b"{\"id\":");
     out.extend_from_slice(id.get().as_bytes());
-    out.extend_from_slice(format!(",\"chunk\":{chunk},\"chunks\":{chunks},\"part\":").as_bytes());
-    // Writing a string into a Vec can't fail.
-    let _ = serde_json::to_writer(&mut *out, part);
-    out.push(b'}');
+    out.extend_from_slice(format!(",\"chunk\":{chunk},\"chunks\":{},\"part\":\"", starts.len()).as_bytes());
+    let mut offset = 0;
+    for piece in pieces {
+        let (a, b) = (from.clamp(offset, offset + piece.len()), to.clamp(offset, offset + piece.len()));
+        escape_into(out, &piece[a - offset..b - offset]);
+        offset += piece.len();
+    }
+    out.extend_from_slice(b"\"}");
+}
+
+/// Appends `text` to `out` escaped as the inside of a JSON string, as serde_json escapes it.
+fn escape_into(out: &mut Vec<u8>, text: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = text.as_bytes();
+    let mut run = 0;
+    for (at, &byte) in bytes.iter().enumerate() {
+        let escaped: &[u8] = match byte {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0C => b"\\f",
+            0x00..=0x1F => &[b'\\', b'u', b'0', b'0', HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 0xF)]],
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[run..at]);
+        out.extend_from_slice(escaped);
+        run = at + 1;
+    }
+    out.extend_from_slice(&bytes[run..]);
 }
 
 /// The frames that carry `reply` (a reply's whole JSON text) for the request whose id is `id`.
@@ -164,51 +240,43 @@ fn push_chunk(out: &mut Vec<u8>, id: &RawValue, chunk: usize, chunks: usize, par
 /// A reply of at most 1 MiB is one frame, as it is. A longer one becomes chunk frames
 /// `{"id","chunk","chunks","part"}`: the `part`s, in order, concatenate to `reply` exactly.
 pub fn frames_for_reply(id: &RawValue, reply: String) -> Vec<String> {
-    let starts = chunk_starts(id, &reply);
-    if starts.is_empty() {
-        return vec![reply];
-    }
-    let ends = starts.iter().skip(1).copied().chain([reply.len()]);
-    starts
-        .iter()
-        .zip(ends)
-        .enumerate()
-        .map(|(chunk, (&start, end))| {
-            let mut frame = Vec::new();
-            push_chunk(&mut frame, id, chunk, starts.len(), &reply[start..end]);
-            String::from_utf8(frame).unwrap_or_default()
-        })
-        .collect()
+    Reply { id: id.to_owned(), text: reply, splice: None }.frames()
 }
 
-/// Where each chunk of `reply` starts, or nothing when the reply fits in one frame.
+/// Where each chunk of a reply (its pieces, concatenated) starts, or nothing when it fits in one frame.
 ///
 /// Each part is cut by its *escaped* length, because JSON escaping grows a `"` or `\` to two bytes and
 /// a control character to six, so every frame stays within 1 MiB whatever the content.
-fn chunk_starts(id: &RawValue, reply: &str) -> Vec<usize> {
-    if reply.len() <= MAX_REPLY_FRAME_BYTES {
+fn chunk_starts(id: &RawValue, pieces: &[&str]) -> Vec<usize> {
+    let total: usize = pieces.iter().map(|piece| piece.len()).sum();
+    if total <= MAX_REPLY_FRAME_BYTES {
         return Vec::new();
     }
     // The envelope around a part, with room for the largest index and count there can be
     // (a reply has fewer chunks than bytes).
-    let digits = reply.len().to_string().len();
+    let digits = total.to_string().len();
     let envelope = r#"{"id":,"chunk":,"chunks":,"part":""}"#.len() + id.get().len() + 2 * digits;
     let budget = MAX_REPLY_FRAME_BYTES.saturating_sub(envelope).max(6);
 
     let mut starts = vec![0];
     let mut escaped = 0;
-    for (at, &byte) in reply.as_bytes().iter().enumerate() {
-        // A UTF-8 continuation byte belongs to the character before it: never cut there.
-        let starts_char = byte & 0b1100_0000 != 0b1000_0000;
-        if starts_char && escaped + MAX_ESCAPED_CHAR > budget {
-            // Cut here only if the character starting at `at` would not fit; look it up once.
-            let char_len = reply[at..].chars().next().map_or(1, escaped_len);
-            if escaped + char_len > budget {
-                starts.push(at);
-                escaped = 0;
+    let mut offset = 0;
+    // Pieces are whole JSON texts, so no character spans two.
+    for piece in pieces {
+        for (at, &byte) in piece.as_bytes().iter().enumerate() {
+            // A UTF-8 continuation byte belongs to the character before it: never cut there.
+            let starts_char = byte & 0b1100_0000 != 0b1000_0000;
+            if starts_char && escaped + MAX_ESCAPED_CHAR > budget {
+                // Cut here only if the character starting at `at` would not fit; look it up once.
+                let char_len = piece[at..].chars().next().map_or(1, escaped_len);
+                if escaped + char_len > budget {
+                    starts.push(offset + at);
+                    escaped = 0;
+                }
             }
+            escaped += escaped_byte_len(byte);
         }
-        escaped += escaped_byte_len(byte);
+        offset += piece.len();
     }
     starts
 }
@@ -367,6 +435,24 @@ mod tests {
         let bodies: Vec<&[u8]> = frames.iter().map(|frame| frame.as_bytes()).collect();
         assert_eq!(out, framed(&bodies));
         assert!(buffer.capacity() < 3 * MAX_REPLY_FRAME_BYTES, "the buffer holds a frame or two, not the reply");
+    }
+
+    #[tokio::test]
+    async fn spliced_data_is_framed_as_if_it_were_in_the_text() {
+        let data = raw(&serde_json::to_string(&"q\"\\\u{1}é😀 ".repeat(300_000)).unwrap());
+        let (before, after) = (r#"{"id":9,"ok":true,"result":{"item":{"data":"#, "}}}");
+        let whole = format!("{before}{}{after}", data.get());
+        let spliced = Reply::spliced(Some(&raw("9")), format!("{before}{after}"), before.len(), data);
+        assert_eq!(spliced.len(), whole.len());
+        let frames = spliced.frames();
+        assert!(frames.len() >= 3, "the reply is chunked");
+        assert_eq!(frames, frames_for_reply(&raw("9"), whole.clone()));
+        let mut out = Vec::new();
+        write_replies(&mut out, std::slice::from_ref(&spliced), &mut Vec::new()).await.unwrap();
+        let bodies: Vec<&[u8]> = frames.iter().map(|frame| frame.as_bytes()).collect();
+        assert_eq!(out, framed(&bodies));
+        assert_eq!(assert_chunks_rebuild(&raw("9"), &whole), frames.len());
+        assert_eq!(spliced.into_text(), whole);
     }
 
     #[tokio::test]

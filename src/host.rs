@@ -179,10 +179,11 @@ pub fn handle_all(ctx: &Context, frames: &[Vec<u8>]) -> Vec<Reply> {
                 Ok(entry) => entry,
                 Err(reply) => return reply,
             };
-            let outcome = outcome.unwrap_or_else(|| Err(CacheError::storage_unavailable("the request was not run")));
-            let mut reply = reply_text(id, &outcome);
+            let mut outcome =
+                outcome.unwrap_or_else(|| Err(CacheError::storage_unavailable("the request was not run")));
+            let mut reply = reply_for(id, &mut outcome);
             if ctx.gzip_replies() && reply.len() > COMPRESS_ABOVE_BYTES {
-                reply = gzipped(id, outcome.is_ok(), reply);
+                reply = Reply::new(id, gzipped(id, outcome.is_ok(), reply.into_text()));
             }
             // Ids, keys, sizes and codes only: descriptions and data are people's emails and documents.
             tracing::info!(
@@ -196,9 +197,43 @@ pub fn handle_all(ctx: &Context, frames: &[Vec<u8>]) -> Vec<Reply> {
                 code = outcome.as_ref().err().map(|e| e.code.as_str()),
                 "request"
             );
-            Reply::new(id, reply)
+            reply
         })
         .collect()
+}
+
+/// A read's data longer than this is kept out of its reply's text and spliced into the frames.
+const SPLICE_ABOVE_BYTES: usize = 64 * 1024;
+
+/// The reply to a request whose outcome is `outcome`. A read's long data is not copied into the text:
+/// the text is made around a one-byte stand-in (twice, with two different ones, so the first byte where
+/// the two differ is where the data goes), and the data is spliced in as the frames are written.
+fn reply_for(id: Option<&RawValue>, outcome: &mut Result<crate::cmd::Success, CacheError>) -> Reply {
+    let Ok(crate::cmd::Success::Read(result)) = outcome else { return Reply::new(id, reply_text(id, outcome)) };
+    if result.data().get().len() <= SPLICE_ABOVE_BYTES {
+        return Reply::new(id, reply_text(id, outcome));
+    }
+    let stand_in = |digit: &str| RawValue::from_string(digit.to_owned()).unwrap_or_else(|_| RawValue::NULL.to_owned());
+    let data = result.replace_data(stand_in("0"));
+    let zero = reply_text(id, outcome);
+    if let Ok(crate::cmd::Success::Read(result)) = outcome {
+        result.replace_data(stand_in("1"));
+    }
+    let one = reply_text(id, outcome);
+    match zero.bytes().zip(one.bytes()).position(|(a, b)| a != b) {
+        Some(at) => {
+            let mut text = zero;
+            text.remove(at);
+            Reply::spliced(id, text, at, data)
+        }
+        // The texts differ where the stand-in is, so this is never reached; the data goes back whole.
+        None => {
+            if let Ok(crate::cmd::Success::Read(result)) = outcome {
+                result.replace_data(data);
+            }
+            Reply::new(id, reply_text(id, outcome))
+        }
+    }
 }
 
 /// Replies longer than this are sent gzipped to a client that asked for it in `hello`.

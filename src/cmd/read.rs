@@ -35,6 +35,18 @@ pub struct ReadResult {
     slice: Option<SliceInfo>,
 }
 
+impl ReadResult {
+    /// The data (or the part of it read).
+    pub fn data(&self) -> &RawValue {
+        &self.item.data
+    }
+
+    /// Puts `data` in place of the data and returns what was there.
+    pub fn replace_data(&mut self, data: Box<RawValue>) -> Box<RawValue> {
+        std::mem::replace(&mut self.item.data, data)
+    }
+}
+
 /// An item with its data.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
