@@ -67,19 +67,6 @@ fn looks_like_text(header: &[u8; 4]) -> bool {
         && header.iter().all(|b| b.is_ascii_graphic() || b.is_ascii_whitespace())
 }
 
-/// Writes frames, each with its length header, and flushes so the browser sees them at once.
-///
-/// # Errors
-/// Any error of the writer (a closed stdout is `BrokenPipe`).
-pub async fn write_frames<W: AsyncWrite + Unpin>(writer: &mut W, frames: &[String]) -> io::Result<()> {
-    let mut buffer = Vec::new();
-    for frame in frames {
-        push_frame(&mut buffer, |out| out.extend_from_slice(frame.as_bytes()))?;
-    }
-    writer.write_all(&buffer).await?;
-    writer.flush().await
-}
-
 /// A reply ready to send: its request's id (JSON) and the reply's JSON text, with, for a read, the
 /// item's data kept apart and spliced in as the frames are written, so it is never copied into the text.
 #[derive(Debug, Clone)]
@@ -133,16 +120,23 @@ impl Reply {
     pub fn frames(&self) -> Vec<String> {
         let pieces = self.pieces();
         let starts = chunk_starts(&self.id, &pieces);
-        if starts.is_empty() {
-            return vec![pieces.concat()];
-        }
-        (0..starts.len())
-            .map(|chunk| {
-                let mut frame = Vec::new();
-                push_chunk(&mut frame, &self.id, &pieces, &starts, chunk);
-                String::from_utf8(frame).unwrap_or_default()
+        (0..starts.len().max(1))
+            .map(|frame| {
+                let mut body = Vec::new();
+                self.push_frame_body(&mut body, &pieces, &starts, frame);
+                String::from_utf8(body).unwrap_or_default()
             })
             .collect()
+    }
+
+    /// Appends the body of frame `frame` of this reply, cut at `starts` ([`chunk_starts`] of `pieces`):
+    /// the whole text when it isn't cut, else chunk `frame`.
+    fn push_frame_body(&self, out: &mut Vec<u8>, pieces: &[&str], starts: &[usize], frame: usize) {
+        if starts.is_empty() {
+            pieces.iter().for_each(|piece| out.extend_from_slice(piece.as_bytes()));
+        } else {
+            push_chunk(out, &self.id, pieces, starts, frame);
+        }
     }
 }
 
@@ -165,14 +159,13 @@ pub async fn write_replies<W: AsyncWrite + Unpin>(
     for reply in replies {
         let pieces = reply.pieces();
         let starts = chunk_starts(&reply.id, &pieces);
-        if starts.is_empty() {
-            push_frame(buffer, |out| pieces.iter().for_each(|piece| out.extend_from_slice(piece.as_bytes())))?;
-        }
-        for chunk in 0..starts.len() {
-            push_frame(buffer, |out| push_chunk(out, &reply.id, &pieces, &starts, chunk))?;
+        for frame in 0..starts.len().max(1) {
+            push_frame(buffer, |out| reply.push_frame_body(out, &pieces, &starts, frame))?;
             // A chunk frame is close to 1 MiB: out it goes.
-            writer.write_all(buffer).await?;
-            buffer.clear();
+            if !starts.is_empty() {
+                writer.write_all(buffer).await?;
+                buffer.clear();
+            }
         }
         if buffer.len() >= WRITE_AT_BYTES {
             writer.write_all(buffer).await?;
@@ -458,7 +451,8 @@ mod tests {
     #[tokio::test]
     async fn writes_native_endian_headers() {
         let mut out = Vec::new();
-        write_frames(&mut out, &["{}".to_owned(), "[1]".to_owned()]).await.unwrap();
+        let replies = [Reply::new(None, "{}".to_owned()), Reply::new(None, "[1]".to_owned())];
+        write_replies(&mut out, &replies, &mut Vec::new()).await.unwrap();
         assert_eq!(out, framed(&[b"{}", b"[1]"]));
     }
 }

@@ -181,6 +181,8 @@ fn hex4(digits: Option<&[u8]>) -> Option<u32> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn char_count_agrees_with_char_starts() {
         let cases = [
@@ -194,11 +196,9 @@ mod tests {
             "😀\\t😀",
         ];
         for case in cases {
-            assert_eq!(super::char_count(case.as_bytes()), super::char_starts(case.as_bytes()).count(), "{case}");
+            assert_eq!(char_count(case.as_bytes()), char_starts(case.as_bytes()).count(), "{case}");
         }
     }
-
-    use super::*;
 
     fn texts(text: &str, ranges: impl Iterator<Item = Option<(usize, usize)>>) -> Vec<&str> {
         ranges.map(|r| r.map_or("<bad>", |(a, b)| &text[a..b])).collect()
