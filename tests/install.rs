@@ -20,6 +20,8 @@ const MANIFEST: &str = "com.browserx.llm_cache.json";
 /// A temporary machine: a home, a data directory, and an empty root for policy files.
 struct Machine {
     tmp: tempfile::TempDir,
+    /// The data directory (`LLM_CACHE_DIR`), not created.
+    data: PathBuf,
 }
 
 /// What a command printed and how it exited.
@@ -37,7 +39,20 @@ impl Run {
 
 impl Machine {
     fn new() -> Machine {
-        let machine = Machine { tmp: tempfile::tempdir().unwrap() };
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("data");
+        Machine::with_data(tmp, data)
+    }
+
+    /// A machine whose data directory is the default one in the home, so install creates its parents.
+    fn with_data_in_home() -> Machine {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("home/.local/share/llm-cache-host");
+        Machine::with_data(tmp, data)
+    }
+
+    fn with_data(tmp: tempfile::TempDir, data: PathBuf) -> Machine {
+        let machine = Machine { tmp, data };
         std::fs::create_dir(machine.home()).unwrap();
         std::fs::create_dir(machine.policy_root()).unwrap();
         machine
@@ -48,7 +63,7 @@ impl Machine {
     }
 
     fn data(&self) -> PathBuf {
-        self.tmp.path().join("data")
+        self.data.clone()
     }
 
     fn policy_root(&self) -> PathBuf {
@@ -86,6 +101,13 @@ impl Machine {
 
     fn run(&self, args: &[&str]) -> Run {
         self.run_program(Path::new(common::binary()), args)
+    }
+
+    /// Runs the binary with `args` under `umask 000`, as a shell or a desktop session may leave it.
+    fn run_with_open_umask(&self, args: &[&str]) -> Run {
+        let mut words = vec!["-c", "umask 000 && exec \"$0\" \"$@\"", common::binary()];
+        words.extend_from_slice(args);
+        self.run_program(Path::new("sh"), &words)
     }
 
     /// `doctor` with policies read under the empty root (the machine's own /etc stays out of it).
@@ -479,4 +501,70 @@ fn the_command_works_as_typed_after_install() {
     assert_ok(&run, "uninstall --purge");
     assert!(run.stdout.contains(&format!("OK   removed {}", machine.data().join("store").display())), "{}", run.stdout);
     assert!(!machine.data().exists(), "the data directory is gone");
+}
+
+/// The permission bits of `path` itself (a link's own, not its target's).
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::symlink_metadata(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).permissions().mode() & 0o7777
+}
+
+/// The lines starting with `WARN`.
+fn warnings(run: &Run) -> Vec<&str> {
+    run.stdout.lines().filter(|line| line.starts_with("WARN")).collect()
+}
+
+/// Under `umask 000` an install once made `~/.config`, `~/.local/bin` and `<data dir>/bin` 0777 and
+/// `install.json` 0666, so another user could swap the manifest or the command link for their own
+/// program. Whatever the umask, every folder and file it creates is writable by its owner only.
+#[test]
+fn installs_are_owner_writable_only_whatever_the_umask() {
+    let machine = Machine::with_data_in_home();
+    let profile = machine.tmp.path().join("profiles/headless");
+    let args =
+        ["install", "--browser", "chromium", "--browser", "firefox", "--user-data-dir", profile.to_str().unwrap()];
+    let run = machine.run_with_open_umask(&args);
+    assert_ok(&run, "install");
+    assert!(warnings(&run).is_empty(), "{}", run.stdout);
+
+    let home = machine.home();
+    let expected = [
+        (home.join(".config"), "0700"),
+        (home.join(".config/chromium/NativeMessagingHosts"), "0700"),
+        (machine.chromium_manifest(), "0644"),
+        (home.join(".mozilla/native-messaging-hosts"), "0700"),
+        (machine.firefox_manifest(), "0644"),
+        (home.join(".local"), "0700"),
+        (home.join(".local/bin"), "0700"),
+        (home.join(".local/share"), "0700"),
+        (machine.data(), "0700"),
+        (machine.data().join("bin"), "0700"),
+        (machine.installed_binary(), "0755"),
+        (machine.data().join("install.json"), "0600"),
+        (machine.tmp.path().join("profiles"), "0700"),
+        (profile.join("NativeMessagingHosts"), "0700"),
+        (profile.join("NativeMessagingHosts").join(MANIFEST), "0644"),
+    ];
+    let actual: Vec<(PathBuf, String)> =
+        expected.iter().map(|(path, _)| (path.clone(), format!("{:04o}", mode(path)))).collect();
+    let expected: Vec<(PathBuf, String)> = expected.into_iter().map(|(path, mode)| (path, mode.to_owned())).collect();
+    assert_eq!(actual, expected);
+    assert!(std::fs::symlink_metadata(home.join(".local/bin/llm-cache-host")).unwrap().is_symlink());
+    // And nothing else there is writable by others either (a link's own mode means nothing).
+    let loose = |machine: &Machine| -> Vec<String> {
+        let tree = machine.tree().into_iter().map(|relative| machine.tmp.path().join(relative));
+        tree.filter(|path| !path.is_symlink() && mode(path) & 0o022 != 0)
+            .map(|path| format!("{:04o} {}", mode(&path), path.display()))
+            .collect()
+    };
+    assert_eq!(loose(&machine), Vec::<String>::new());
+
+    // Installing again rewrites the record and the manifests; doctor starts the host, which makes its
+    // store and logs. Still nothing is writable by others, and doctor has nothing to warn about.
+    assert_ok(&machine.run_with_open_umask(&args[..5]), "a second install");
+    let run = machine.run_with_open_umask(&["doctor", "--policy-root", machine.policy_root().to_str().unwrap()]);
+    assert_ok(&run, "doctor");
+    assert!(warnings(&run).is_empty(), "{}", run.stdout);
+    assert!(machine.data().join("store").exists(), "the host ran");
+    assert_eq!(loose(&machine), Vec::<String>::new());
 }

@@ -1,13 +1,15 @@
 //! `install`: copy this binary to a stable place, write each selected browser's manifest pointing at
 //! the copy, check what was written, and record it all for `uninstall`.
 
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::browsers::{Location, Platform, Scope};
 use super::manifest::HostManifest;
 use super::record::Record;
-use super::{Failure, Selection, Target, create_dirs, found_browsers, io_failure, layout, owner, registry, say};
+use super::{
+    Failure, Selection, Target, create_dirs, create_file, found_browsers, io_failure, layout, owner, registry, say,
+};
 use crate::paths::{self, Os};
 
 /// Installs for `selection` on `platform`, reporting each step on `out`.
@@ -38,17 +40,18 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
         Err(error) => return Err(Failure(error.to_string())),
     };
     prepare_base(&base, selection.scope, &mut record)?;
-    copy_binary(&binary, &mut record)?;
+    copy_binary(&binary, layout::dir_mode(selection.scope), &mut record)?;
     // Record as we go: a failure later leaves a record that still covers what was written.
     record.save(&record_path).map_err(io_failure("write", &record_path))?;
     say(out, format!("OK   host binary: {}", binary.display()));
-    let command = link_command(&binary, layout::command_link(selection.scope, platform), platform, &mut record, out);
+    let link = layout::command_link(selection.scope, platform);
+    let command = link_command(&binary, link, selection.scope, platform, &mut record, out);
     record.save(&record_path).map_err(io_failure("write", &record_path))?;
 
-    for target in targets {
+    for target in &targets {
         let manifest =
             HostManifest::new(target.family, &binary, &selection.extension_ids, &selection.firefox_extension_ids);
-        let written = write_target(&target, &manifest, platform.os, &mut record);
+        let written = write_target(target, &manifest, selection.scope, platform.os, &mut record);
         record.save(&record_path).map_err(io_failure("write", &record_path))?;
         written?;
         say(out, format!("OK   {}: wrote {}", target.label, target.location));
@@ -63,6 +66,7 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
 fn link_command(
     binary: &Path,
     link: Option<PathBuf>,
+    scope: Scope,
     platform: &Platform,
     record: &mut Record,
     out: &mut dyn Write,
@@ -78,7 +82,7 @@ fn link_command(
             return full;
         }
         let mut created = Vec::new();
-        if let Err(error) = create_dirs(&dir, &mut created)
+        if let Err(error) = create_dirs(&dir, layout::dir_mode(scope), &mut created)
             .and_then(|()| if ours { Ok(()) } else { std::os::unix::fs::symlink(binary, &link) })
         {
             say(out, format!("NOTE no `llm-cache-host` command: can't link {}: {error}", link.display()));
@@ -107,7 +111,7 @@ fn link_command(
 /// Creates the install base: private (0700) for a user install, as it is the data directory.
 fn prepare_base(base: &Path, scope: Scope, record: &mut Record) -> Result<(), Failure> {
     let mut created = Vec::new();
-    create_dirs(base, &mut created).map_err(io_failure("create", base))?;
+    create_dirs(base, layout::dir_mode(scope), &mut created).map_err(io_failure("create", base))?;
     if scope == Scope::User {
         paths::create_private_dir(base).map_err(io_failure("create", base))?;
     }
@@ -115,8 +119,9 @@ fn prepare_base(base: &Path, scope: Scope, record: &mut Record) -> Result<(), Fa
     Ok(())
 }
 
-/// Copies the running binary to `dest`, unless it is running from there.
-fn copy_binary(dest: &Path, record: &mut Record) -> Result<(), Failure> {
+/// Copies the running binary to `dest`, unless it is running from there, creating its folder with
+/// `dir_mode`.
+fn copy_binary(dest: &Path, dir_mode: u32, record: &mut Record) -> Result<(), Failure> {
     let current = std::env::current_exe()
         .and_then(|exe| exe.canonicalize())
         .map_err(|e| Failure(format!("can't find the running binary: {e}")))?;
@@ -125,18 +130,20 @@ fn copy_binary(dest: &Path, record: &mut Record) -> Result<(), Failure> {
     }
     let dir = dest.parent().expect("the binary's path has a folder");
     let mut created = Vec::new();
-    create_dirs(dir, &mut created).map_err(io_failure("create", dir))?;
+    create_dirs(dir, dir_mode, &mut created).map_err(io_failure("create", dir))?;
     created.into_iter().for_each(|dir| record.add_created_dir(dir));
-    // Copy beside it and rename over it: a running copy (a browser's host) keeps its old file.
+    // Copy beside it and rename over it: a running copy (a browser's host) keeps its old file. The
+    // copy is made into a file created with the binary's mode rather than with `fs::copy`, which
+    // would give it the running binary's mode, whatever that is.
     let mut temporary = dest.as_os_str().to_owned();
     temporary.push(".new");
     let temporary = PathBuf::from(temporary);
-    std::fs::copy(&current, &temporary).map_err(io_failure("copy the binary to", &temporary))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&temporary, std::fs::Permissions::from_mode(0o755))
-            .map_err(io_failure("make executable", &temporary))?;
+    let copied = std::fs::File::open(&current).and_then(|mut from| {
+        create_file(&temporary, layout::BINARY_MODE).and_then(|mut to| io::copy(&mut from, &mut to))
+    });
+    if let Err(error) = copied {
+        let _ = std::fs::remove_file(&temporary);
+        return Err(io_failure("copy the binary to", &temporary)(error));
     }
     std::fs::rename(&temporary, dest).map_err(io_failure("replace", dest))?;
     record.binary = Some(dest.to_owned());
@@ -144,21 +151,22 @@ fn copy_binary(dest: &Path, record: &mut Record) -> Result<(), Failure> {
 }
 
 /// Writes one manifest (and on Windows its registry key), then reads both back to check them.
-fn write_target(target: &Target, manifest: &HostManifest, os: Os, record: &mut Record) -> Result<(), Failure> {
+fn write_target(
+    target: &Target,
+    manifest: &HostManifest,
+    scope: Scope,
+    os: Os,
+    record: &mut Record,
+) -> Result<(), Failure> {
     let file = target.location.manifest();
     let dir = file.parent().expect("a manifest's path has a folder");
     let mut created = Vec::new();
-    let made = create_dirs(dir, &mut created);
+    let made = create_dirs(dir, layout::dir_mode(scope), &mut created);
     created.into_iter().for_each(|dir| record.add_created_dir(dir));
     made.map_err(io_failure("create", dir))?;
-    super::write_atomically(file, manifest.to_text().as_bytes()).map_err(io_failure("write", file))?;
+    super::write_atomically(file, manifest.to_text().as_bytes(), layout::MANIFEST_MODE)
+        .map_err(io_failure("write", file))?;
     record.add_entry(target.clone());
-    #[cfg(unix)]
-    {
-        // Browsers of every user must be able to read a system manifest; nothing in it is secret.
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o644)).map_err(io_failure("chmod", file))?;
-    }
     let read_back = std::fs::read_to_string(file).map_err(io_failure("read back", file))?;
     match serde_json::from_str::<HostManifest>(&read_back) {
         Ok(parsed) if parsed == *manifest => {}

@@ -6,6 +6,10 @@
 //! install needs a place every user can read: `/usr/local/lib/llm-cache-host` on Linux,
 //! `/Library/Application Support/llm-cache-host` on macOS, `%ProgramFiles%\llm-cache-host` on
 //! Windows.
+//!
+//! It also says with which permissions `install` creates things. It sets them exactly, whatever the
+//! umask: whoever can write a manifest, the binary, the command link or a folder on the way to one of
+//! them can put their own program where the browser expects the host, and the browser runs it as you.
 
 use std::path::{Path, PathBuf};
 
@@ -14,6 +18,32 @@ use crate::paths::{APP_DIR, Os};
 
 /// The install record's file name, in the install base.
 const RECORD_FILE: &str = "install.json";
+
+/// The Unix mode of every folder `install` creates: 0700 for a user install (what XDG asks of the
+/// folders it names, and all the person's browser and shell need), 0755 for a system one, whose
+/// files every user's browser reads.
+pub fn dir_mode(scope: Scope) -> u32 {
+    match scope {
+        Scope::User => 0o700,
+        Scope::System => 0o755,
+    }
+}
+
+/// The mode of a manifest: browsers of every user must be able to read a system manifest, and
+/// nothing in one is secret.
+pub const MANIFEST_MODE: u32 = 0o644;
+
+/// The mode of the installed binary and of the temporary file it is copied into.
+pub const BINARY_MODE: u32 = 0o755;
+
+/// The mode of the install record: owner-only in a user install, where it sits in the private data
+/// directory; readable by every user in a system install, so that their `doctor` can read it.
+pub fn record_mode(scope: Scope) -> u32 {
+    match scope {
+        Scope::User => 0o600,
+        Scope::System => 0o644,
+    }
+}
 
 /// The folder `install` keeps its own files in.
 ///

@@ -28,6 +28,7 @@ pub mod registry;
 pub mod uninstall;
 
 use std::fmt;
+use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -195,34 +196,77 @@ fn io_failure<'a>(doing: &'static str, path: &'a Path) -> impl FnOnce(io::Error)
 }
 
 /// Writes `bytes` to `path` through a temporary file beside it and a rename, so readers see the old
-/// file or the new one, never half of one.
+/// file or the new one, never half of one. The file has permissions `mode` (on Unix) from the start.
 ///
 /// # Errors
 /// Whatever writing or renaming returns.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     let mut temporary = path.as_os_str().to_owned();
     temporary.push(format!(".tmp{}", std::process::id()));
     let temporary = PathBuf::from(temporary);
-    let written = std::fs::write(&temporary, bytes).and_then(|()| std::fs::rename(&temporary, path));
+    let written = create_file(&temporary, mode)
+        .and_then(|mut file| file.write_all(bytes))
+        .and_then(|()| std::fs::rename(&temporary, path));
     if written.is_err() {
         let _ = std::fs::remove_file(&temporary);
     }
     written
 }
 
-/// Creates `dir` and its missing parents, noting each one created in `created` (outermost first).
+/// Creates `path` as a new file with permissions `mode` (on Unix), replacing a stale one.
+///
+/// The mode passed to `open` is narrowed by the umask, so it is set again on the open file: under
+/// `umask 077` a system manifest must still be readable by everyone. The file never exists with
+/// looser permissions than `mode`, and `create_new` won't follow a link planted in its place.
 ///
 /// # Errors
-/// Whatever creating a folder returns.
-fn create_dirs(dir: &Path, created: &mut Vec<PathBuf>) -> io::Result<()> {
+/// Whatever removing the stale file, creating or setting permissions returns.
+fn create_file(path: &Path, mode: u32) -> io::Result<File> {
+    match std::fs::remove_file(path) {
+        Err(error) if error.kind() != io::ErrorKind::NotFound => return Err(error),
+        _ => {}
+    }
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let file = options.mode(mode).open(path)?;
+        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        Ok(file)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = mode;
+        options.open(path)
+    }
+}
+
+/// Creates `dir` and its missing parents with permissions `mode` (on Unix, whatever the umask),
+/// noting each one created in `created` (outermost first).
+///
+/// # Errors
+/// Whatever creating a folder or setting its permissions returns.
+fn create_dirs(dir: &Path, mode: u32, created: &mut Vec<PathBuf>) -> io::Result<()> {
     let missing: Vec<&Path> = dir.ancestors().take_while(|d| !d.as_os_str().is_empty() && !d.exists()).collect();
     for dir in missing.into_iter().rev() {
-        match std::fs::create_dir(dir) {
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, mode);
+        match builder.create(dir) {
             Ok(()) => created.push(dir.to_owned()),
-            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(error) => return Err(error),
         }
+        // As for files, the umask may have narrowed the mode: set it exactly.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode))?;
+        }
     }
+    #[cfg(not(unix))]
+    let _ = mode;
     Ok(())
 }
 
@@ -303,8 +347,8 @@ mod tests {
     fn created_dirs_are_noted_outermost_first() {
         let tmp = tempfile::tempdir().unwrap();
         let mut created = Vec::new();
-        create_dirs(&tmp.path().join("a/b/c"), &mut created).unwrap();
-        create_dirs(&tmp.path().join("a/b"), &mut created).unwrap();
+        create_dirs(&tmp.path().join("a/b/c"), 0o700, &mut created).unwrap();
+        create_dirs(&tmp.path().join("a/b"), 0o700, &mut created).unwrap();
         assert_eq!(created, [tmp.path().join("a"), tmp.path().join("a/b"), tmp.path().join("a/b/c")]);
     }
 
@@ -312,9 +356,14 @@ mod tests {
     fn atomic_writes_leave_no_temporary() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("m.json");
-        write_atomically(&path, b"one").unwrap();
-        write_atomically(&path, b"two").unwrap();
+        write_atomically(&path, b"one", 0o600).unwrap();
+        write_atomically(&path, b"two", 0o644).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
         assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777, 0o644);
+        }
     }
 }

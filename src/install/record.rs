@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Target;
 use super::browsers::Scope;
+use super::layout::record_mode;
 
 /// The record's format; a newer binary reading an older record can tell.
 const VERSION: u32 = 1;
@@ -57,14 +58,15 @@ impl Record {
         }
     }
 
-    /// Writes the record to `path` (through a temporary file, so a crash leaves the old one whole).
+    /// Writes the record to `path` (through a temporary file, so a crash leaves the old one whole),
+    /// with its scope's [`record_mode`].
     ///
     /// # Errors
     /// Whatever writing or renaming returns.
     pub fn save(&self, path: &Path) -> io::Result<()> {
         let mut text = serde_json::to_string_pretty(self).expect("a record always serialises");
         text.push('\n');
-        super::write_atomically(path, text.as_bytes())
+        super::write_atomically(path, text.as_bytes(), record_mode(self.scope))
     }
 
     /// Adds `entry`, replacing an entry at the same location.
