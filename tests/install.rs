@@ -568,3 +568,102 @@ fn installs_are_owner_writable_only_whatever_the_umask() {
     assert!(machine.data().join("store").exists(), "the host ran");
     assert_eq!(loose(&machine), Vec::<String>::new());
 }
+
+/// A folder on the way to what install writes that others can write (here the home, world-writable,
+/// and a profile's parent, group-writable) lets them swap the manifest: install and doctor name each,
+/// with the command that fixes it, and the command does. Sticky folders, like /tmp, pass. A folder
+/// install itself created and someone loosened later is narrowed by the next install.
+#[test]
+fn folders_others_can_write_are_named() {
+    let machine = Machine::new();
+    let home = machine.home();
+    let shared = machine.tmp.path().join("shared");
+    let profile = shared.join("profile");
+    std::fs::create_dir_all(&profile).unwrap();
+    let chmod = |path: &Path, mode: u32| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    chmod(&home, 0o777);
+    chmod(&shared, 0o775);
+    let risk = "so another user could put their own program where the browser expects the host";
+    let expected = [
+        format!(
+            "WARN {} (mode 0777) is writable by everyone, {risk}: run `chmod go-w {}`",
+            home.display(),
+            home.display()
+        ),
+        format!(
+            "WARN {} (mode 0775) is writable by its group, {risk}: run `chmod go-w {}`",
+            shared.display(),
+            shared.display()
+        ),
+    ];
+    let sorted = |run: &Run| {
+        let mut lines: Vec<String> = warnings(run).into_iter().map(str::to_owned).collect();
+        lines.sort();
+        lines
+    };
+
+    let selected = ["--browser", "chromium", "--user-data-dir", profile.to_str().unwrap()];
+    let run = machine.run(&[&["install"][..], &selected].concat());
+    assert_ok(&run, "install");
+    assert_eq!(sorted(&run), expected, "{}", run.stdout);
+    let run = machine.doctor(&selected);
+    assert_ok(&run, "doctor");
+    assert_eq!(sorted(&run), expected, "{}", run.stdout);
+    assert!(run.stdout.contains("checks passed, with 2 warnings"), "{}", run.stdout);
+
+    // The commands printed fix it.
+    for line in &expected {
+        let command = line.rsplit_once("run `").unwrap().1.strip_suffix('`').unwrap();
+        assert!(Command::new("sh").args(["-c", command]).status().unwrap().success(), "{command}");
+    }
+    assert_eq!((mode(&home), mode(&shared)), (0o755, 0o755));
+    let run = machine.doctor(&selected);
+    assert_ok(&run, "doctor after the fix");
+    assert!(warnings(&run).is_empty(), "{}", run.stdout);
+    assert!(run.stdout.lines().last().unwrap().ends_with("checks passed"), "{}", run.stdout);
+
+    // Sticky: others may add to it but not rename or remove what isn't theirs.
+    chmod(&home, 0o1777);
+    assert!(warnings(&machine.doctor(&selected)).is_empty());
+    chmod(&home, 0o755);
+
+    // A folder install created, loosened since (as an older version left it under umask 000): doctor
+    // names it, and installing again narrows it.
+    let config = home.join(".config");
+    chmod(&config, 0o777);
+    let run = machine.doctor(&selected);
+    assert_eq!(warnings(&run).len(), 1, "{}", run.stdout);
+    assert!(warnings(&run)[0].starts_with(&format!("WARN {} (mode 0777)", config.display())), "{}", run.stdout);
+    let run = machine.run(&[&["install"][..], &selected].concat());
+    assert_ok(&run, "install again");
+    assert!(warnings(&run).is_empty(), "{}", run.stdout);
+    assert_eq!(mode(&config), 0o755, "install took off the write bits, and only those");
+}
+
+/// A folder on the way that belongs to another user (who isn't root) is theirs to swap. Needs root,
+/// to give a folder to another user.
+#[test]
+fn folders_of_another_user_are_named() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: only root can give a folder to another user");
+        return;
+    }
+    let machine = Machine::new();
+    assert_ok(&machine.run(&["install", "--browser", "chromium"]), "install");
+    let config = machine.home().join(".config");
+    std::os::unix::fs::chown(&config, Some(65534), Some(65534)).unwrap();
+    let run = machine.doctor(&["--browser", "chromium"]);
+    assert_ok(&run, "doctor");
+    assert_eq!(
+        warnings(&run),
+        [format!(
+            "WARN {} belongs to uid 65534, neither you nor root, so another user could put their own program where \
+             the browser expects the host: have it owned by you or root, or install elsewhere",
+            config.display()
+        )]
+    );
+}

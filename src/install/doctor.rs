@@ -1,6 +1,7 @@
 //! `doctor`: checks every step a browser takes to start the host, one line per check, and fails
 //! when any step would fail. It answers "Specified native messaging host not found" and its
-//! cousins: which manifest is missing, wrong or blocked, and why.
+//! cousins: which manifest is missing, wrong or blocked, and why. It also warns, without failing,
+//! about folders on the way to the manifests and the binary that others could write ([`super::owner`]).
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -14,7 +15,7 @@ use serde_json::Value;
 use super::browsers::{Browser, Family, Location, Platform};
 use super::manifest::{HOST_NAME, chrome_origin};
 use super::record::Record;
-use super::{Failure, Selection, Target, browser_target, found_browsers, layout, policy, registry, say};
+use super::{Failure, Selection, Target, browser_target, found_browsers, layout, owner, policy, registry, say};
 use crate::cmd::PROTOCOL_VERSION;
 use crate::paths::{self, Os};
 
@@ -38,6 +39,8 @@ struct Report<'a> {
     passed: usize,
     /// Checks that failed.
     failed: usize,
+    /// Warnings: things that work but shouldn't stay as they are.
+    warned: usize,
 }
 
 impl Report<'_> {
@@ -49,6 +52,11 @@ impl Report<'_> {
     fn fail(&mut self, subject: &str, text: impl AsRef<str>) {
         self.failed += 1;
         say(self.out, format!("FAIL {subject}: {}", text.as_ref()));
+    }
+
+    fn warn(&mut self, text: impl AsRef<str>) {
+        self.warned += 1;
+        say(self.out, format!("WARN {}", text.as_ref()));
     }
 
     fn note(&mut self, text: impl AsRef<str>) {
@@ -80,7 +88,7 @@ pub fn doctor(options: &DoctorOptions, platform: &Platform, out: &mut dyn Write)
         .map_err(|e| Failure(format!("no install folder: {e}")))?;
     let found = found_browsers(platform);
     let targets = doctor_targets(selection, platform, &base, &found)?;
-    let mut report = Report { out, passed: 0, failed: 0 };
+    let mut report = Report { out, passed: 0, failed: 0, warned: 0 };
 
     for warning in super::sandbox_warnings(selection, &targets, &found) {
         report.note(warning);
@@ -88,8 +96,13 @@ pub fn doctor(options: &DoctorOptions, platform: &Platform, out: &mut dyn Write)
     // Say what is checked, so that "all passed" can't be read as "every profile works".
     let checked: Vec<String> = targets.iter().map(|target| format!("{} ({})", target.label, target.location)).collect();
     report.note(format!("checking {}", checked.join(", ")));
+    // What a browser trusts, whose folders others must not be able to write.
+    let mut trusted: Vec<PathBuf> = layout::command_link(selection.scope, platform)
+        .filter(|link| link.symlink_metadata().is_ok())
+        .into_iter()
+        .collect();
     for target in &targets {
-        check_target(target, selection, platform.os, &mut report);
+        trusted.extend(check_target(target, selection, platform.os, &mut report));
     }
     let mut policy_browsers: Vec<Browser> = Vec::new();
     for target in &targets {
@@ -105,6 +118,9 @@ pub fn doctor(options: &DoctorOptions, platform: &Platform, out: &mut dyn Write)
         check_policies(browser, options, platform.os, &mut report);
     }
     report.check("data directory", data_dir_writable(platform));
+    for warning in owner::exposed(&trusted.iter().map(PathBuf::as_path).collect::<Vec<_>>()) {
+        report.warn(warning);
+    }
     if selection.user_data_dirs.is_empty() {
         report.note(
             "a Chromium started with --user-data-dir=DIR (every headless or test profile) looks for hosts only in \
@@ -114,10 +130,15 @@ pub fn doctor(options: &DoctorOptions, platform: &Platform, out: &mut dyn Write)
     }
 
     let total = report.passed + report.failed;
+    let warned = match report.warned {
+        0 => String::new(),
+        1 => ", with 1 warning".to_owned(),
+        n => format!(", with {n} warnings"),
+    };
     if report.failed == 0 {
-        say(report.out, format!("doctor: all {total} checks passed"));
+        say(report.out, format!("doctor: all {total} checks passed{warned}"));
     } else {
-        say(report.out, format!("doctor: {} of {total} checks failed", report.failed));
+        say(report.out, format!("doctor: {} of {total} checks failed{warned}", report.failed));
     }
     Ok(report.failed == 0)
 }
@@ -162,8 +183,9 @@ fn install_hint(target: &Target) -> String {
     }
 }
 
-/// The checks for one manifest location, from "is it there" to "does the host answer".
-fn check_target(target: &Target, selection: &Selection, os: Os, report: &mut Report<'_>) {
+/// The checks for one manifest location, from "is it there" to "does the host answer". Returns the
+/// files the browser trusts for it: the manifest found, and the binary it names.
+fn check_target(target: &Target, selection: &Selection, os: Os, report: &mut Report<'_>) -> Vec<PathBuf> {
     let subject = target.label.as_str();
     let mut file = target.location.manifest().to_owned();
     if let Location::Registry { hive, key, manifest } = &target.location {
@@ -177,7 +199,7 @@ fn check_target(target: &Target, selection: &Selection, os: Os, report: &mut Rep
                 subject,
                 format!("registry key {}\\{key} is missing: run `{}`", hive.short(), install_hint(target)),
             );
-            return;
+            return Vec::new();
         };
         report.ok(subject, format!("registry key {}\\{key} points at {value}", hive.short()));
         if Path::new(&value) != manifest.as_path() {
@@ -203,11 +225,11 @@ fn check_target(target: &Target, selection: &Selection, os: Os, report: &mut Rep
                     install_hint(target)
                 ),
             );
-            return;
+            return Vec::new();
         }
         Err(error) => {
             report.fail(subject, format!("can't read {}: {error}", file.display()));
-            return;
+            return vec![file];
         }
     };
     let manifest = match serde_json::from_str::<Value>(&text) {
@@ -217,11 +239,11 @@ fn check_target(target: &Target, selection: &Selection, os: Os, report: &mut Rep
         }
         Ok(_) => {
             report.fail(subject, "manifest is JSON but not an object");
-            return;
+            return vec![file];
         }
         Err(error) => {
             report.fail(subject, format!("manifest is not valid JSON: {error}"));
-            return;
+            return vec![file];
         }
     };
     let field = |name: &str| manifest.get(name).and_then(Value::as_str);
@@ -288,8 +310,8 @@ fn check_target(target: &Target, selection: &Selection, os: Os, report: &mut Rep
             }
         }
     }
+    let path = PathBuf::from(field("path").unwrap_or_default());
     if binary_ok {
-        let path = PathBuf::from(field("path").unwrap_or_default());
         let args: Vec<OsString> = match target.family {
             Family::Chromium => {
                 vec![chrome_origin(selection.extension_ids.first().map_or("", String::as_str)).into()]
@@ -301,6 +323,9 @@ fn check_target(target: &Target, selection: &Selection, os: Os, report: &mut Rep
         };
         report.check(subject, probe_hello(&path, &args));
     }
+    let mut trusted = vec![file];
+    trusted.extend(path.is_absolute().then_some(path));
+    trusted
 }
 
 /// The manifest's `path`: absolute, a file, executable.

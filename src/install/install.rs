@@ -45,7 +45,7 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
     record.save(&record_path).map_err(io_failure("write", &record_path))?;
     say(out, format!("OK   host binary: {}", binary.display()));
     let link = layout::command_link(selection.scope, platform);
-    let command = link_command(&binary, link, selection.scope, platform, &mut record, out);
+    let command = link_command(&binary, link.clone(), selection.scope, platform, &mut record, out);
     record.save(&record_path).map_err(io_failure("write", &record_path))?;
 
     for target in &targets {
@@ -57,6 +57,13 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
         say(out, format!("OK   {}: wrote {}", target.label, target.location));
     }
     say(out, format!("OK   install record: {}", record_path.display()));
+    narrow_created_dirs(&record.created_dirs);
+    let mut written: Vec<&Path> = vec![&base, &binary, &record_path];
+    written.extend(link.as_deref());
+    written.extend(targets.iter().map(|target| target.location.manifest()));
+    for warning in owner::exposed(&written) {
+        say(out, format!("WARN {warning}"));
+    }
     say(out, format!("Installed. `{command} doctor` checks every step a browser takes to start the host."));
     Ok(())
 }
@@ -184,4 +191,21 @@ fn write_target(
         }
     }
     Ok(())
+}
+
+/// Takes the group and world write bits off the folders this install or an earlier one created: an
+/// earlier version left them as the umask said, which under `umask 000` let anyone swap what is in
+/// them. Folders that were there before are the person's; `install` only warns about those.
+fn narrow_created_dirs(dirs: &[PathBuf]) {
+    #[cfg(unix)]
+    for dir in dirs {
+        use std::os::unix::fs::PermissionsExt;
+        let Ok(meta) = std::fs::symlink_metadata(dir) else { continue };
+        let mode = meta.permissions().mode() & 0o7777;
+        if meta.is_dir() && mode & 0o022 != 0 {
+            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode & !0o022));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = dirs;
 }

@@ -10,7 +10,8 @@
 //! - [`manifest`]: the host manifest's contents, matching the templates in `manifest/`.
 //! - [`record`]: the install record that `uninstall` undoes.
 //! - [`install`], [`uninstall`], [`doctor`]: the three commands.
-//! - [`owner`]: the refusal to write a user install into someone else's folders.
+//! - [`owner`]: who else could change what `install` writes: the refusal to write a user install into
+//!   someone else's folders, and the warnings about folders on the way that others can write.
 //! - [`policy`]: enterprise policies that block hosts.
 //! - [`registry`]: the Windows registry through `reg.exe`.
 
