@@ -173,3 +173,26 @@ fn unframed_json_gets_a_hint() {
     let (_, out, _) = run(tmp.path(), &[ORIGIN], std::str::from_utf8(&frame(br#"{"id":1,"op":"hello"}"#)).unwrap());
     assert_eq!(common::split_frames(out.as_bytes())[0]["ok"], true);
 }
+
+/// `call` passes requests and replies through as written: data of any depth, lone surrogates and
+/// long numbers go in and come back out the same.
+#[test]
+fn call_passes_any_stored_data_through() {
+    let tmp = tempfile::tempdir().unwrap();
+    let depth = 100_000;
+    let data = format!(
+        r#"{{"s":"\ud800","n":123456789012345678901234567890,"d":{}0{}}}"#,
+        "[".repeat(depth),
+        "]".repeat(depth)
+    );
+    let write = format!(
+        r#"{{"id":1,"op":"write","sessionId":"conv_call","taskId":"aaaaaaaa","turnId":"bbbbbbbb","description":"x","data":{data}}}"#
+    );
+    let read = r#"{"id":2,"op":"read","sessionId":"conv_call","storageKey":"conv_call_aaaaaaaa_bbbbbbbb"}"#;
+    let (code, out, err) = run(tmp.path(), &["call"], &format!("{write}\n{read}\n"));
+    assert_eq!(code, 0, "{err}");
+    let replies: Vec<&str> = out.lines().collect();
+    assert_eq!(replies.len(), 2, "{err}");
+    assert!(replies[0].contains(r#""ok":true"#), "{}", replies[0]);
+    assert!(replies[1].ends_with(&format!(r#""data":{data}}}}}}}"#)), "{}", &replies[1][..200]);
+}
