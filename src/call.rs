@@ -1,13 +1,31 @@
 //! `llm-cache-host call`: talk to the host by hand. Each stdin line is one JSON request; `call` frames
 //! it, starts the host as a browser would for the given origin, and prints each reply as one line of
 //! JSON, chunks reassembled. Requests are pipelined, as an extension's port sends them.
+//!
+//! Requests and replies pass through as text, never parsed into values: what the protocol stores
+//! (any depth, lone surrogate escapes, numbers of any length) goes in and comes back out as written.
+//! The replies are printed with [`escape_controls`], which leaves them the same JSON but shows the
+//! characters JSON allows raw and a terminal acts on (C1 controls, DEL, bidi controls) as escapes.
 
 use std::io::{BufRead, Read, Write};
 use std::process::{Command, Stdio};
 
-use serde_json::Value;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
 
 use crate::install::manifest::DEFAULT_EXTENSION_ID;
+use crate::terminal::escape_controls;
+
+/// The fields that tell a chunk frame from a reply (PROTOCOL.md section 2.2): a reply has `ok`, a
+/// chunk has `chunk`, `chunks` and `part`. Everything else is skipped unread.
+#[derive(Deserialize)]
+struct Frame {
+    ok: Option<IgnoredAny>,
+    chunk: Option<u64>,
+    chunks: Option<u64>,
+    part: Option<String>,
+}
 
 /// The origin `call` speaks for unless told otherwise: the demo extension's.
 pub fn default_origin() -> String {
@@ -45,7 +63,7 @@ pub fn run(origin: &str, input: &mut dyn BufRead, out: &mut dyn Write, err: &mut
         if line.trim().is_empty() {
             continue;
         }
-        if let Err(error) = serde_json::from_str::<Value>(&line) {
+        if let Err(error) = serde_json::from_str::<&RawValue>(&line) {
             let _ = writeln!(err, "line {}: not JSON ({error}); skipped", number + 1);
             all_good = false;
             continue;
@@ -63,18 +81,18 @@ pub fn run(origin: &str, input: &mut dyn BufRead, out: &mut dyn Write, err: &mut
     let mut chunks = String::new();
     while received < sent {
         let Some(frame) = read_frame(&mut from_host) else { break };
-        let reply = match serde_json::from_str::<Value>(&frame) {
+        let reply = match serde_json::from_str::<Frame>(&frame) {
             // A chunk frame: collect its part until the last one.
-            Ok(value) if value.get("ok").is_none() && value.get("part").is_some() => {
-                chunks.push_str(value["part"].as_str().unwrap_or_default());
-                if value["chunk"].as_u64().map(|n| n + 1) != value["chunks"].as_u64() {
+            Ok(Frame { ok: None, chunk, chunks: count, part: Some(part) }) => {
+                chunks.push_str(&part);
+                if chunk.map(|n| n + 1) != count {
                     continue;
                 }
                 std::mem::take(&mut chunks)
             }
             _ => frame,
         };
-        let _ = writeln!(out, "{reply}");
+        let _ = writeln!(out, "{}", escape_controls(&reply));
         received += 1;
     }
     let _ = writer.join();

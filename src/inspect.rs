@@ -4,8 +4,14 @@
 //! They open the store as a host does and act in its transactions, so they are safe beside running
 //! hosts. `list` and `show` run the protocol's own `list` and `read`; looking is not a use of the
 //! session, so they never refresh its last access (and never keep an orphan alive).
+//!
+//! Everything they print passes through [`escape_controls`]: descriptions, keys and data are a
+//! client's text, which a prompt injection may have chosen to drive the person's terminal. `show`
+//! prints the data as stored, from its JSON text (never parsed into values, so numbers keep their
+//! digits, a lone surrogate's escape stays as written, and any depth prints); in a terminal it stops
+//! after a screenful or so and says how to see the rest.
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, BufWriter, IsTerminal, Write};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -14,9 +20,18 @@ use serde_json::{Value, json};
 use crate::clock::Clock;
 use crate::cmd::{Command, Context};
 use crate::error::CacheError;
+use crate::json::pointer;
+use crate::json::pretty::write_pretty;
 use crate::message::Fields;
 use crate::store::{SessionRecord, Store, split_scoped};
+use crate::terminal::{Head, escape_controls};
 use crate::{cleanup, paths, store_file};
+
+/// The most lines of data `show` prints to a terminal; a pipe or a file gets all of it.
+const SCREEN_LINES: usize = 1000;
+
+/// The most bytes of data `show` prints to a terminal (one long string is one line).
+const SCREEN_BYTES: usize = 64 * 1024;
 
 /// What to do, as the command line said it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,12 +69,17 @@ impl Clock for Stopped {
     }
 }
 
-/// Runs `what` on this user's store; prints text (or JSON) to `out`. Returns whether it did what was
-/// asked (false: nothing found, or the person said no).
+/// Runs `what` on this user's store; prints text (or JSON) to `out`, which is this process's
+/// stdout (`show` asks whether that is a terminal). Returns whether it did what was asked (false:
+/// nothing found, or the person said no).
 ///
 /// # Errors
-/// Why the store can't be used.
+/// Why the store can't be used, or what was asked can't be done, with control characters escaped.
 pub fn run(what: Inspect, json: bool, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<bool, String> {
+    inspect(what, json, input, out).map_err(|why| escape_controls(&why).into_owned())
+}
+
+fn inspect(what: Inspect, json: bool, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<bool, String> {
     let data_dir = paths::data_dir().map_err(|e| e.to_string())?;
     let dir = paths::store_dir(&data_dir);
     if store_file::check(&dir) == store_file::FileCheck::Missing {
@@ -69,7 +89,7 @@ pub fn run(what: Inspect, json: bool, input: &mut dyn BufRead, out: &mut dyn Wri
     let store = Arc::new(Store::open(&dir).map_err(|e| e.message.clone())?);
     let now = crate::clock::SystemClock.now_ms();
     let mut say = |line: String| {
-        let _ = writeln!(out, "{line}");
+        let _ = writeln!(out, "{}", escape_controls(&line));
     };
     match what {
         Inspect::Sessions => {
@@ -96,12 +116,16 @@ pub fn run(what: Inspect, json: bool, input: &mut dyn BufRead, out: &mut dyn Wri
         }
         Inspect::List { session, origin } => {
             let mut pages = Vec::new();
+            // A page of metadata holds only strings and counts, so it is parsed as values.
+            let list = |origin: &str, request: Value| {
+                serde_json::from_str::<Value>(&call(&store, origin, request)?).map_err(|e| e.to_string())
+            };
             for origin in origins_of(&store, &session, origin)? {
-                let mut page = call(&store, &origin, json!({"op": "list", "sessionId": session, "limit": 1000}))?;
+                let mut page = list(&origin, json!({"op": "list", "sessionId": session, "limit": 1000}))?;
                 let mut cursor = page["nextCursor"].clone();
                 while !cursor.is_null() {
                     let request = json!({"op": "list", "sessionId": session, "limit": 1000, "cursor": cursor});
-                    let next = call(&store, &origin, request)?;
+                    let next = list(&origin, request)?;
                     let more = next["items"].as_array().cloned().unwrap_or_default();
                     page["items"].as_array_mut().expect("list returns items").extend(more);
                     cursor = next["nextCursor"].clone();
@@ -126,7 +150,7 @@ pub fn run(what: Inspect, json: bool, input: &mut dyn BufRead, out: &mut dyn Wri
                             size(item["dataSize"].as_u64().unwrap_or(0)),
                             age(now, item["timestamp"].as_u64().unwrap_or(0)),
                             item["shape"].as_str().unwrap_or_default(),
-                            item["description"].as_str().unwrap_or_default().replace(['\n', '\r'], " ")
+                            item["description"].as_str().unwrap_or_default()
                         ));
                     }
                 }
@@ -139,20 +163,21 @@ pub fn run(what: Inspect, json: bool, input: &mut dyn BufRead, out: &mut dyn Wri
             if let Some(pointer) = &pointer {
                 request["pointer"] = json!(pointer);
             }
-            let item = call(&store, &origin, request)?;
+            let text = call(&store, &origin, request)?;
             if json {
-                say(to_json(&item));
-            } else {
-                let item = &item["item"];
-                say(format!(
-                    "{} | {} | {} | {}",
-                    key,
-                    size(item["dataSize"].as_u64().unwrap_or(0)),
-                    item["shape"].as_str().unwrap_or_default(),
-                    item["description"].as_str().unwrap_or_default()
-                ));
-                say(serde_json::to_string_pretty(&item["data"]).unwrap_or_default());
+                say(text);
+                return Ok(true);
             }
+            let field = |name: &str| text_at(&text, &["item", name]);
+            say(format!(
+                "{} | {} | {} | {}",
+                key,
+                size(field("dataSize").parse().unwrap_or(0)),
+                string(field("shape")),
+                string(field("description"))
+            ));
+            let screen = std::io::stdout().is_terminal().then_some((SCREEN_LINES, SCREEN_BYTES));
+            show_data(field("data"), screen, out).map_err(|e| format!("can't show item {key}: {e}"))?;
             Ok(true)
         }
         Inspect::End { session, origin } => {
@@ -255,8 +280,9 @@ fn origins_of(store: &Store, session: &str, origin: Option<String>) -> Result<Ve
     Ok(origins)
 }
 
-/// Runs one protocol request for `origin` and returns its result.
-fn call(store: &Arc<Store>, origin: &str, mut request: Value) -> Result<Value, String> {
+/// Runs one protocol request for `origin` and returns its result's JSON text, exactly as a host
+/// would send it: a read's data is the stored text, whatever its numbers, escapes or depth.
+fn call(store: &Arc<Store>, origin: &str, mut request: Value) -> Result<String, String> {
     request["id"] = json!(1);
     let ctx = Context::new(Ok(store.clone()), origin.to_owned(), Arc::new(Stopped));
     let text = request.to_string();
@@ -264,9 +290,50 @@ fn call(store: &Arc<Store>, origin: &str, mut request: Value) -> Result<Value, S
     let success = Command::parse(&fields)
         .and_then(|command| command.apply(&ctx))
         .map_err(|e| format!("{}: {}", e.code.as_str(), e.message))?;
-    serde_json::to_value(success).map_err(|e| e.to_string())
+    serde_json::to_string(&success).map_err(|e| e.to_string())
 }
 
+/// The text of the value that `path` names in the JSON text `text`; empty when there is none.
+fn text_at<'t>(text: &'t str, path: &[&str]) -> &'t str {
+    let tokens: Vec<_> = path.iter().map(|&name| name.into()).collect();
+    match pointer::find(text, &tokens) {
+        Ok(Some((start, end))) => &text[start..end],
+        _ => "",
+    }
+}
+
+/// The JSON string `quoted` decoded, or its text as it is if it can't be.
+fn string(quoted: &str) -> String {
+    serde_json::from_str(quoted).unwrap_or_else(|_| quoted.to_owned())
+}
+
+/// Prints `data` (JSON text) laid out a line per entry; with `screen` (lines, bytes), only that much
+/// of it, and then how much was left out and how to see it.
+fn show_data(data: &str, screen: Option<(usize, usize)>, out: &mut dyn Write) -> std::io::Result<()> {
+    let (lines, bytes) = screen.unwrap_or((usize::MAX, usize::MAX));
+    let mut buffered = BufWriter::with_capacity(1 << 16, Head::new(out, lines, bytes));
+    let shown = write_pretty(data, &mut buffered).and_then(|()| buffered.write_all(b"\n")).and_then(|()| {
+        let mut head = buffered.into_inner().map_err(|e| e.into_error())?;
+        let (held_lines, held_bytes) = head.held_back();
+        let line_end = if head.at_line_start() { "" } else { "\n" };
+        let out = head.get_mut();
+        if held_bytes > 0 {
+            writeln!(
+                out,
+                "{line_end}… {held_lines} more lines ({}) not shown: pipe `show` to `less` or a file for all of it, or show a part with --pointer",
+                size(held_bytes)
+            )?;
+        }
+        out.flush()
+    });
+    match shown {
+        // `show | head` closes the pipe early: the person has seen what they wanted.
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        shown => shown,
+    }
+}
+
+/// `value` as JSON text (`say` escapes what JSON leaves raw).
 fn to_json(value: &impl Serialize) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }

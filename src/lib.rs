@@ -15,6 +15,7 @@
 //! - [`cleanup`]: session-end, orphan and crash-recovery cleanup.
 //! - [`call`]: `llm-cache-host call`, the host spoken to by hand, a JSON line per request.
 //! - [`inspect`]: `sessions`, `list`, `show`, `end`, `purge`: the cache seen and cleared without a browser.
+//! - [`terminal`]: client text made safe to print: control characters escaped, long output cut.
 //! - [`verify`]: `llm-cache-host verify [--repair]`, the store's invariants checked and put right.
 //! - [`host`]: the request loop over any reader and writer, and the hourly maintenance; [`pipe`]:
 //!   stdin and stdout polled by tokio's reactor with no thread between.
@@ -47,4 +48,5 @@ pub mod pipe;
 pub mod rules;
 pub mod store;
 pub mod store_file;
+pub mod terminal;
 pub mod verify;

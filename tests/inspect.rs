@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::io::Write;
+use std::io::{BufRead, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -172,4 +172,244 @@ fn unframed_json_gets_a_hint() {
     // A real frame is unaffected.
     let (_, out, _) = run(tmp.path(), &[ORIGIN], std::str::from_utf8(&frame(br#"{"id":1,"op":"hello"}"#)).unwrap());
     assert_eq!(common::split_frames(out.as_bytes())[0]["ok"], true);
+}
+
+/// Whether a terminal could act on `c` or it reorders or hides text: what no output of the CLI may
+/// hold raw. Written out here rather than taken from the crate, so the test checks the crate.
+fn acts_on_a_terminal(c: char) -> bool {
+    matches!(c, '\0'..='\u{9}' | '\u{b}'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+fn assert_terminal_safe(command: &str, out: &str) {
+    let raw: Vec<char> = out.chars().filter(|&c| acts_on_a_terminal(c)).collect();
+    assert!(raw.is_empty(), "`{command}` printed {raw:?} raw:\n{}", out.escape_debug());
+}
+
+/// A description, keys of customMetadata and data, and data itself can each carry an escape sequence
+/// (here: retitle the window, clear the screen, and C1's CSI, which some terminals take as ESC [),
+/// DEL and bidi overrides. Every command prints them escaped, and its JSON means what was stored.
+#[test]
+fn client_text_reaches_the_terminal_escaped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let hostile = "\u{1b}]0;PWNED\u{7}\u{1b}[2J\u{9b}31m\u{85}\u{7f} \u{202e}fdp.exe\u{2066}";
+    let shown = r"\u001b]0;PWNED\u0007\u001b[2J\u009b31m\u0085\u007f \u202efdp.exe\u2066";
+    let mut host = Session::start(dir, ORIGIN);
+    let key = host.ok(json!({"id": 1, "op": "write", "sessionId": "conv_evil", "description": hostile,
+        "data": {hostile: [hostile, "\u{1b}c"]}, "customMetadata": {"from": hostile}}))["storageKey"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(host.close().1.success());
+    // Origins and session ids are checked on the way in; a store written otherwise is shown safely too.
+    let store = Store::open(&dir.join("store")).unwrap();
+    let record = llm_cache_host::store::SessionRecord { item_count: 1, ..llm_cache_host::store::SessionRecord::new(0) };
+    let origin = "chrome-extension://\u{1b}]0;x\u{7}/";
+    store.write(|txn, dbs| dbs.put_session(txn, origin, "conv_\u{9b}2J", &record)).unwrap();
+    drop(store);
+
+    let (_, out, _) = run(dir, &["sessions"], "");
+    assert!(out.contains(r"chrome-extension://\u001b]0;x\u0007/ | conv_\u009b2J | 1 | 0B"), "{out}");
+
+    // `end` last, as it removes that session.
+    let commands: [&[&str]; 9] = [
+        &["sessions"],
+        &["sessions", "--json"],
+        &["list", "conv_evil"],
+        &["list", "conv_evil", "--json"],
+        &["show", "conv_evil", &key],
+        &["show", "conv_evil", &key, "--json"],
+        &["show", "conv_evil", &key, "--pointer", &format!("/{hostile}/0")],
+        &["show", "conv_evil", &key, "--pointer", &format!("/{hostile}"), "--json"],
+        &["end", "conv_\u{9b}2J", "--origin", origin],
+    ];
+    for args in commands {
+        let (code, out, err) = run(dir, args, "");
+        let command = args.join(" ");
+        assert_eq!(code, 0, "`{command}`: {out}{err}");
+        assert_terminal_safe(&command, &out);
+        if args.contains(&"--json") {
+            // Escaped or not, the JSON holds the same strings.
+            let expected = if args[0] == "sessions" { json!("conv_\u{9b}2J") } else { json!(hostile) };
+            assert!(json_of(&out).to_string().contains(&expected.to_string()), "{command}: {out}");
+        }
+    }
+    let (_, out, _) = run(dir, &["list", "conv_evil"], "");
+    assert!(out.lines().nth(1).unwrap().ends_with(&format!(" | object{{{shown}}} | {shown}")), "{out}");
+    let (_, out, _) = run(dir, &["show", "conv_evil", &key], "");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], format!("{key} | {} | object{{{shown}}} | {shown}", lines[0].split(" | ").nth(1).unwrap()));
+    assert_eq!(
+        lines[1..],
+        ["{", &format!("  \"{shown}\": ["), &format!("    \"{shown}\","), "    \"\\u001bc\"", "  ]", "}"]
+    );
+
+    // `call` prints the host's replies as they came, the characters JSON leaves raw escaped.
+    let request = json!({"id": 1, "op": "read", "sessionId": "conv_evil", "storageKey": key});
+    let (code, out, _) = run(dir, &["call", "--origin", ORIGIN], &format!("{request}\n"));
+    assert_eq!(code, 0);
+    assert_terminal_safe("call", &out);
+    let reply = json_of(&out);
+    assert_eq!(reply["result"]["item"]["description"], hostile);
+    assert_eq!(reply["result"]["item"]["customMetadata"]["from"], hostile);
+    assert!(out.contains(&format!("\"description\":\"{shown}\"")), "{out}");
+}
+
+/// Writes `data` (JSON text, which serde_json may not be able to parse) as an item of conv_raw and
+/// returns its key.
+fn write_raw(dir: &Path, turn: &str, data: &str) -> String {
+    let mut host = Session::start(dir, ORIGIN);
+    let request = format!(
+        r#"{{"id":1,"op":"write","sessionId":"conv_raw","taskId":"aaaaaaaa","turnId":"{turn}","description":"raw","data":{data}}}"#
+    );
+    host.send_bytes(&frame(request.as_bytes()));
+    let reply = host.read_reply();
+    assert_eq!(reply["ok"], true, "{reply}");
+    assert!(host.close().1.success());
+    reply["result"]["storageKey"].as_str().unwrap().to_owned()
+}
+
+/// `show` prints what the protocol stored, as stored: a lone surrogate's escape, a number longer
+/// than a double holds, and nesting of any depth, with and without `--json` and `--pointer`.
+#[test]
+fn show_prints_data_exactly_as_stored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let stored = r#"{"s":"\ud800","n":123456789012345678901234567890,"f":1.50e+3,"a":["\udc00x",-0.0]}"#;
+    let key = write_raw(dir, "bbbbbbbb", stored);
+    let show = |args: &[&str]| {
+        let args: Vec<&str> = ["show", "conv_raw", &key].iter().copied().chain(args.iter().copied()).collect();
+        let (code, out, err) = run(dir, &args, "");
+        assert_eq!(code, 0, "{args:?}: {out}{err}");
+        out
+    };
+    let out = show(&[]);
+    assert_eq!(
+        out.lines().skip(1).collect::<Vec<_>>(),
+        [
+            "{",
+            r#"  "s": "\ud800","#,
+            r#"  "n": 123456789012345678901234567890,"#,
+            r#"  "f": 1.50e+3,"#,
+            r#"  "a": ["#,
+            r#"    "\udc00x","#,
+            "    -0.0",
+            "  ]",
+            "}"
+        ]
+    );
+    assert!(show(&["--json"]).contains(&format!(r#""data":{stored}}}"#)));
+    assert_eq!(show(&["--pointer", "/n"]).lines().nth(1), Some("123456789012345678901234567890"));
+    assert!(show(&["--pointer", "/n", "--json"]).contains(r#""data":123456789012345678901234567890}"#));
+    assert_eq!(show(&["--pointer", "/s"]).lines().nth(1), Some(r#""\ud800""#));
+    assert!(show(&["--pointer", "/a", "--json"]).contains(r#""data":["\udc00x",-0.0]}"#));
+
+    // A million levels deep. The text layout indents no further than 20 levels, so it stays in
+    // proportion to the data (two lines per level); it is read as it comes, not held.
+    let depth = 1_000_000;
+    let deep = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+    let key = write_raw(dir, "cccccccc", &deep);
+    let (code, out, _) = run(dir, &["show", "conv_raw", &key, "--json"], "");
+    assert_eq!(code, 0);
+    assert!(out.contains(&format!(r#""data":{deep}}}"#)));
+    let mut child = Command::new(binary())
+        .args(["show", "conv_raw", &key])
+        .env("LLM_CACHE_DIR", dir)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines().map(Result::unwrap);
+    assert!(lines.next().unwrap().starts_with(&format!("{key} | 1.9MB | ")));
+    let mut count = 0;
+    for (n, line) in lines.enumerate() {
+        let indent = 2 * n.min(2 * depth - n).min(20);
+        let token = match n.cmp(&depth) {
+            std::cmp::Ordering::Less => "[",
+            std::cmp::Ordering::Equal => "1",
+            std::cmp::Ordering::Greater => "]",
+        };
+        assert!(line.len() == indent + 1 && line.ends_with(token), "line {n}: {line:?}");
+        count += 1;
+    }
+    assert!(child.wait().unwrap().success());
+    assert_eq!(count, 2 * depth + 1);
+    // A pointer 60,000 levels down (a longer one would not fit in one command-line argument).
+    let pointer = "/0".repeat(60_000);
+    let part = &deep[60_000..deep.len() - 60_000];
+    let (code, out, _) = run(dir, &["show", "conv_raw", &key, "--pointer", &pointer, "--json"], "");
+    assert_eq!(code, 0);
+    assert!(out.contains(&format!(r#""data":{part}}}"#)));
+    let (code, out, _) = run(dir, &["show", "conv_raw", &key, "--pointer", &pointer], "");
+    assert_eq!((code, out.lines().count()), (0, 1 + 2 * (depth - 60_000) + 1));
+}
+
+/// In a terminal `show` prints a screenful or so of a large item and says how to see the rest; a
+/// pipe gets all of it.
+#[test]
+#[cfg(target_os = "linux")]
+fn show_in_a_terminal_stops_after_a_screenful() {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut host = Session::start(dir, ORIGIN);
+    let data: Vec<String> = (0..5000).map(|n| format!("line {n}")).collect();
+    let key = host.ok(json!({"id": 1, "op": "write", "sessionId": "conv_big", "description": "5000 lines", "data": data}))
+        ["storageKey"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(host.close().1.success());
+    assert_eq!(run(dir, &["show", "conv_big", &key], "").1.lines().count(), 1 + 5002);
+
+    let (mut leader, mut follower) = (0, 0);
+    // SAFETY: openpty writes two new file descriptors into the two integers, which are then owned here.
+    let opened =
+        unsafe { libc::openpty(&mut leader, &mut follower, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+    assert_eq!(opened, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: both are open descriptors that nothing else owns.
+    let (leader, follower) = unsafe { (std::fs::File::from_raw_fd(leader), OwnedFd::from_raw_fd(follower)) };
+    // The Command, and with it the only other copy of the terminal's follower side, ends with the statement.
+    let mut child = Command::new(binary())
+        .args(["show", "conv_big", &key])
+        .env("LLM_CACHE_DIR", dir)
+        .stdout(Stdio::from(follower))
+        .spawn()
+        .unwrap();
+    let mut bytes = Vec::new();
+    // Linux answers EIO once the child has exited and the terminal has no other user.
+    let _ = (&leader).read_to_end(&mut bytes);
+    assert!(child.wait().unwrap().success());
+    let out = String::from_utf8(bytes).unwrap().replace("\r\n", "\n");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1 + 1000 + 1, "{out}");
+    assert_eq!(lines[1000], "  \"line 998\",");
+    assert_eq!(
+        lines[1001],
+        "… 4002 more lines (58.6KB) not shown: pipe `show` to `less` or a file for all of it, or show a part with --pointer"
+    );
+}
+
+/// `call` passes requests and replies through as written: data of any depth, lone surrogates and
+/// long numbers go in and come back out the same.
+#[test]
+fn call_passes_any_stored_data_through() {
+    let tmp = tempfile::tempdir().unwrap();
+    let depth = 100_000;
+    let data = format!(
+        r#"{{"s":"\ud800","n":123456789012345678901234567890,"d":{}0{}}}"#,
+        "[".repeat(depth),
+        "]".repeat(depth)
+    );
+    let write = format!(
+        r#"{{"id":1,"op":"write","sessionId":"conv_call","taskId":"aaaaaaaa","turnId":"bbbbbbbb","description":"x","data":{data}}}"#
+    );
+    let read = r#"{"id":2,"op":"read","sessionId":"conv_call","storageKey":"conv_call_aaaaaaaa_bbbbbbbb"}"#;
+    let (code, out, err) = run(tmp.path(), &["call"], &format!("{write}\n{read}\n"));
+    assert_eq!(code, 0, "{err}");
+    let replies: Vec<&str> = out.lines().collect();
+    assert_eq!(replies.len(), 2, "{err}");
+    assert!(replies[0].contains(r#""ok":true"#), "{}", replies[0]);
+    assert!(replies[1].ends_with(&format!(r#""data":{data}}}}}}}"#)), "{}", &replies[1][..200]);
 }
