@@ -281,8 +281,9 @@ fn cleanups(txn: &ReadTxn<'_>, dbs: &Dbs) -> Result<BTreeMap<SessionAt, u64>, St
 pub fn run(repair_too: bool, out: &mut impl std::io::Write) -> Result<bool, String> {
     let data_dir = crate::paths::data_dir().map_err(|e| e.to_string())?;
     let dir = crate::paths::store_dir(&data_dir);
+    // Keys, session ids and origins come from clients (or from a damaged store): printed escaped.
     let mut say = |line: String| {
-        let _ = writeln!(out, "{line}");
+        let _ = writeln!(out, "{}", crate::terminal::escape_controls(&line));
     };
     say(format!("store: {}", dir.display()));
     match crate::store_file::check(&dir) {

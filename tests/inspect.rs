@@ -210,6 +210,11 @@ fn client_text_reaches_the_terminal_escaped() {
 
     let (_, out, _) = run(dir, &["sessions"], "");
     assert!(out.contains(r"chrome-extension://\u001b]0;x\u0007/ | conv_\u009b2J | 1 | 0B"), "{out}");
+    // `verify` names the planted session, whose count has no items behind it, escaped too.
+    let (code, out, _) = run(dir, &["verify"], "");
+    assert_eq!(code, 1, "{out}");
+    assert_terminal_safe("verify", &out);
+    assert!(out.contains(r"conv_\u009b2J"), "{out}");
 
     // `end` last, as it removes that session.
     let commands: [&[&str]; 9] = [
