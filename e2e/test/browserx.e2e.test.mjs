@@ -147,6 +147,44 @@ describe("browserx's tools in Chromium", { skip: SKIP, timeout: 120_000 }, () =>
     assert.equal(seen.legacyKeys, answer('{"keys":["__proto__","constructor"]}'));
   });
 
+  it("data nested deeper than Chrome can send fails alone, with what to do; the port and its other requests carry on", async () => {
+    const outcome = await s.browser.run(
+      async () => {
+        const cache = globalThis.llmCache;
+        const context = { sessionId: "conv_e2e-deep", turnId: "turn_1", toolName: "llm_cache" };
+        const call = (parameters) => cache.browserx.llmCache.handler(parameters, context);
+        await call({ action: "stats" });
+        const hostBefore = cache.client.hostInfo;
+        // Chrome's postMessage to a native port can't serialise this ("Could not serialize message.").
+        const deep = `${"[".repeat(3000)}"bottom"${"]".repeat(3000)}`;
+        const [before, refused, after] = await Promise.allSettled([
+          call({ action: "write", data: '["before"]', description: "before" }),
+          call({ action: "write", data: deep, description: "deep" }),
+          call({ action: "write", data: '["after"]', description: "after" }),
+        ]);
+        const list = await call({ action: "list" });
+        await cache.endSession(context.sessionId);
+        return {
+          before: before.status,
+          refused: refused.status === "rejected" ? refused.reason.message : refused.value,
+          after: after.status,
+          samePort: cache.client.hostInfo === hostBefore,
+          list,
+        };
+      },
+      {},
+      { what: "a write nested 3000 deep" },
+    );
+    assert.equal(outcome.before, "fulfilled");
+    assert.match(
+      outcome.refused,
+      /^llm_cache write failed: InvalidRequestError: the browser couldn't send the request to the native host: Could not serialize message\. Next: send the data less deeply nested/,
+    );
+    assert.equal(outcome.after, "fulfilled");
+    assert.equal(outcome.samePort, true, "the port was kept");
+    assert.match(outcome.list, /^2 items,/);
+  });
+
   it("keeps bulk data out of the context: append, search, an offloaded result and a reference, in the worker", async () => {
     const outcome = await s.browser.run(
       async () => {
