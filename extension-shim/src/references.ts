@@ -87,7 +87,7 @@ export async function resolveReferences<T>(client: NativeCacheClient, args: T, c
     if (total > MAX_REFERENCE_BYTES) throw tooMuch(total, resolved.size + 1, wanted.size);
     resolved.set(id, { value: data, text });
   }
-  return replace(args, resolved) as T;
+  return substitute(args, resolved) as T;
 }
 
 /**
@@ -147,7 +147,7 @@ function collect(args: unknown): Map<string, Wanted> {
  * A copy of `args` with every reference replaced. Each container is copied once: one met again (shared, or a
  * cycle) is the same copy again, so the copy has the shape the arguments had.
  */
-function replace(args: unknown, resolved: Map<string, Resolved>): unknown {
+function substitute(args: unknown, resolved: Map<string, Resolved>): unknown {
   const copies = new Map<object, unknown>();
   /** Containers copied whose members are still to be filled in. */
   const unfilled: Array<[object, object]> = [];
