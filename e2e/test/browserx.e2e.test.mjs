@@ -88,6 +88,103 @@ describe("browserx's tools in Chromium", { skip: SKIP, timeout: 120_000 }, () =>
     assert.ok(bytes.value.data.bytesInUse > 0, JSON.stringify(bytes.value));
   });
 
+  it("browser_storage and chrome.storage agree that __proto__ and constructor are ordinary keys", async () => {
+    // Everything is made and compared inside the worker, and comes back as JSON text: an object whose own
+    // member is "__proto__" is exactly what could be lost on the way out through DevTools.
+    const seen = await s.browser.run(
+      async () => {
+        const local = chrome.storage.local;
+        const handler = globalThis.llmCache.browserx.browserStorage.handler;
+        const context = { sessionId: "conv_e2e-keys", turnId: "turn_1", toolName: "browser_storage" };
+        const call = async (json) => JSON.stringify(await handler(JSON.parse(json), context), (k, v) => (k === "duration" ? 0 : v));
+        const own = (object) => ["__proto__", "constructor", "toString"].filter((key) => Object.hasOwn(object, key));
+        const keys = ["__proto__", "constructor", "toString"];
+
+        // Chrome's own storage, asked directly.
+        await local.clear();
+        const unsetDirect = await local.get(keys);
+        await local.set(Object.fromEntries([["__proto__", "P"], ["constructor", { c: 1 }]]));
+        const direct = await local.get(keys);
+        const directAll = await local.get(null);
+
+        // The same through the old tool, with the LLM's arguments as parsed JSON.
+        await local.clear();
+        const unsetLegacy = await call('{"action":"get","storageType":"local","key":"constructor"}');
+        const setProto = await call('{"action":"set","storageType":"local","key":"__proto__","value":"P"}');
+        const setConstructor = await call('{"action":"set","storageType":"local","data":{"constructor":{"c":1}}}');
+        const legacyStored = await local.get(null);
+        const legacy = await call('{"action":"get","storageType":"local","keys":["__proto__","constructor","toString"]}');
+        const legacyProto = await call('{"action":"get","storageType":"local","key":"__proto__"}');
+        const legacyKeys = await call('{"action":"keys","storageType":"local"}');
+        await local.clear();
+        return {
+          unsetDirect: [JSON.stringify(unsetDirect), own(unsetDirect)],
+          direct: [JSON.stringify(direct), own(direct), Object.getPrototypeOf(direct) === Object.prototype],
+          directAll: JSON.stringify(directAll),
+          unsetLegacy,
+          setProto,
+          setConstructor,
+          legacyStored: JSON.stringify(legacyStored),
+          legacy,
+          legacyProto,
+          legacyKeys,
+        };
+      },
+      {},
+      { what: "__proto__ and constructor through chrome.storage and browser_storage" },
+    );
+    const answer = (data) => `{"success":true,"data":${data},"metadata":{"duration":0,"toolName":"browser_storage"}}`;
+    // What Chrome does: each is an own member of an ordinary object; a key never set is simply absent.
+    assert.deepEqual(seen.unsetDirect, ["{}", []]);
+    assert.deepEqual(seen.direct, ['{"__proto__":"P","constructor":{"c":1}}', ["__proto__", "constructor"], true]);
+    // And the old tool agrees: it stores what Chrome stores, and reads back what Chrome reads back.
+    assert.equal(seen.unsetLegacy, answer("{}"));
+    assert.equal(seen.setProto, answer('{"success":true}'));
+    assert.equal(seen.setConstructor, answer('{"success":true}'));
+    assert.equal(seen.legacyStored, seen.directAll);
+    assert.equal(seen.legacy, answer(`{"values":${seen.direct[0]}}`));
+    assert.equal(seen.legacyProto, answer('{"value":"P"}'));
+    assert.equal(seen.legacyKeys, answer('{"keys":["__proto__","constructor"]}'));
+  });
+
+  it("data nested deeper than Chrome can send fails alone, with what to do; the port and its other requests carry on", async () => {
+    const outcome = await s.browser.run(
+      async () => {
+        const cache = globalThis.llmCache;
+        const context = { sessionId: "conv_e2e-deep", turnId: "turn_1", toolName: "llm_cache" };
+        const call = (parameters) => cache.browserx.llmCache.handler(parameters, context);
+        await call({ action: "stats" });
+        const hostBefore = cache.client.hostInfo;
+        // Chrome's postMessage to a native port can't serialise this ("Could not serialize message.").
+        const deep = `${"[".repeat(3000)}"bottom"${"]".repeat(3000)}`;
+        const [before, refused, after] = await Promise.allSettled([
+          call({ action: "write", data: '["before"]', description: "before" }),
+          call({ action: "write", data: deep, description: "deep" }),
+          call({ action: "write", data: '["after"]', description: "after" }),
+        ]);
+        const list = await call({ action: "list" });
+        await cache.endSession(context.sessionId);
+        return {
+          before: before.status,
+          refused: refused.status === "rejected" ? refused.reason.message : refused.value,
+          after: after.status,
+          samePort: cache.client.hostInfo === hostBefore,
+          list,
+        };
+      },
+      {},
+      { what: "a write nested 3000 deep" },
+    );
+    assert.equal(outcome.before, "fulfilled");
+    assert.match(
+      outcome.refused,
+      /^llm_cache write failed: InvalidRequestError: the browser couldn't send the request to the native host: Could not serialize message\. Next: send the data less deeply nested/,
+    );
+    assert.equal(outcome.after, "fulfilled");
+    assert.equal(outcome.samePort, true, "the port was kept");
+    assert.match(outcome.list, /^2 items,/);
+  });
+
   it("keeps bulk data out of the context: append, search, an offloaded result and a reference, in the worker", async () => {
     const outcome = await s.browser.run(
       async () => {

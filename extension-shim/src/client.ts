@@ -320,12 +320,17 @@ export class NativeCacheClient {
     // postMessage (or, in another browser, a message the host would have to skip). Serialising a 5 MB
     // payload only to measure it costs about 2 ms per MB, so a cheap upper bound comes first, and only a
     // message that might be over the limit is measured exactly.
-    if (jsonBytesAtMost(message, 0) > MAX_REQUEST_BYTES) {
+    if (jsonBytesAtMost(message, MAX_REQUEST_BYTES) > MAX_REQUEST_BYTES) {
       let text: string;
       try {
         text = JSON.stringify(message);
       } catch (error) {
-        return Promise.reject(new InvalidRequestError({ message: `the request can't be sent as JSON: ${messageOf(error)}` }));
+        return Promise.reject(
+          new InvalidRequestError({
+            message: `the request can't be sent as JSON: ${messageOf(error)}`,
+            suggestion: "send JSON data only: no cycles or BigInts, nested at most a few thousand levels deep",
+          }),
+        );
       }
       const bytes = utf8Length(text);
       if (bytes > MAX_REQUEST_BYTES) return Promise.reject(new MessageTooLargeError(bytes));
@@ -337,8 +342,25 @@ export class NativeCacheClient {
       try {
         port.postMessage(message);
       } catch (error) {
-        // Chrome throws when the port is already disconnected.
-        this.#drop(port, new StorageUnavailableError({ message: `can't send to the native host: ${messageOf(error)}` }));
+        const reason = messageOf(error);
+        if (/disconnected/i.test(reason)) {
+          // Chrome and Firefox throw this when the port is already disconnected: everything on it is lost.
+          this.#drop(port, new StorageUnavailableError({ message: `can't send to the native host: ${reason}` }));
+          return;
+        }
+        // Anything else concerns this one message, which was never written to the host: Chrome can't serialise
+        // data nested more than about 2,400 levels deep ("Could not serialize message."). So only this request
+        // fails; the port and the requests on it carry on.
+        clearTimeout(timer);
+        this.#pending.delete(id);
+        reject(
+          new InvalidRequestError({
+            message: `the browser couldn't send the request to the native host: ${reason}`,
+            suggestion:
+              "send the data less deeply nested (browsers can't send data nested a few thousand levels deep), " +
+              "or as JSON text in a string",
+          }),
+        );
       }
     });
   }
@@ -477,37 +499,58 @@ function base64Bytes(text: string): Uint8Array<ArrayBuffer> {
   return bytes;
 }
 
+/** Past this depth the size bound gives up: the value may be a cycle, which only JSON.stringify can tell. */
+const MAX_BOUNDED_DEPTH = 1000;
+
 /**
  * An upper bound on the UTF-8 bytes of `value`'s JSON text, found without building it: a string's
  * characters can take at most 6 bytes each (`\u001f`), a number at most 24. Its cost is one visit per
- * value, whatever the strings' lengths. Anything JSON can't be sure of (a bigint, a function, an object
- * nested past 1000 levels, which may be a cycle) gives Infinity, so the caller measures exactly.
+ * value, whatever the strings' lengths, and it stops as soon as the bound passes `limit`. Anything JSON can't
+ * be sure of (a bigint, a function, a toJSON, an object nested past 1000 levels, which may be a cycle) gives
+ * Infinity, and so does a bound past `limit`; the caller then measures exactly. The walk keeps its own stack,
+ * so no nesting can overflow the call stack, and a cycle ends at the depth limit.
  */
-export function jsonBytesAtMost(value: unknown, depth: number): number {
-  if (depth > 1000) return Infinity;
-  switch (typeof value) {
-    case "string":
-      return 6 * value.length + 2;
-    case "number":
-      return 24;
-    case "boolean":
-      return 5;
-    case "undefined":
-      return 4; // left out of an object, null in an array
-    case "object": {
-      if (value === null) return 4;
-      if (typeof (value as { toJSON?: unknown }).toJSON === "function") return Infinity;
-      let bytes = 2;
-      if (Array.isArray(value)) {
-        for (const element of value) bytes += jsonBytesAtMost(element, depth + 1) + 1;
-        return bytes;
-      }
-      for (const [key, member] of Object.entries(value)) bytes += 6 * key.length + 3 + jsonBytesAtMost(member, depth + 1) + 1;
-      return bytes;
+export function jsonBytesAtMost(value: unknown, limit = Infinity): number {
+  let bytes = 0;
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [next, depth] = stack.pop() as [unknown, number];
+    if (depth > MAX_BOUNDED_DEPTH) return Infinity;
+    switch (typeof next) {
+      case "string":
+        bytes += 6 * next.length + 2;
+        break;
+      case "number":
+        bytes += 24;
+        break;
+      case "boolean":
+        bytes += 5;
+        break;
+      case "undefined":
+        bytes += 4; // left out of an object, null in an array
+        break;
+      case "object":
+        if (next === null) {
+          bytes += 4;
+        } else if (typeof (next as { toJSON?: unknown }).toJSON === "function") {
+          return Infinity;
+        } else if (Array.isArray(next)) {
+          bytes += 2 + next.length; // brackets, and a comma (at most) per element
+          for (const element of next) stack.push([element, depth + 1]);
+        } else {
+          bytes += 2;
+          for (const [key, member] of Object.entries(next)) {
+            bytes += 6 * key.length + 4; // the quoted key, its colon and a comma
+            stack.push([member, depth + 1]);
+          }
+        }
+        break;
+      default:
+        return Infinity;
     }
-    default:
-      return Infinity;
+    if (bytes > limit) return Infinity;
   }
+  return bytes;
 }
 
 function messageOf(error: unknown): string {

@@ -33,7 +33,10 @@ export interface LlmCache {
   promptFor: (variant: DefinitionVariant) => string;
   /** The agent's prompt with the section added once (idempotent). */
   withPrompt: (basePrompt: string, variant?: DefinitionVariant) => string;
-  /** Another tool's handler, whose results over 10 KB are cached and shown as key, shape and preview; see offload.ts. */
+  /**
+   * Another tool's handler, whose results over 10 KB are cached (over 5 MB, in parts) and shown as key, shape and
+   * preview; see offload.ts.
+   */
   offloadLargeResults: <A, C extends { sessionId: string }, R>(
     toolName: string,
     handler: ToolHandler<A, C, R>,

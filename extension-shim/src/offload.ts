@@ -5,10 +5,19 @@
  * LLM would then retype it as `write` arguments. `offloadLargeResults` wraps the tool's handler: a result over
  * the threshold is cached as it is (one write, no LLM involved), and the LLM gets its metadata line (key, size,
  * shape, description), a short head-and-tail preview, and how to read, search or pass it on.
+ *
+ * A result bigger than one item may be (the host's `maxItemBytes`, 5 MB) is cached in parts: an array by
+ * elements, an object by members, a string by characters, each part at most one item, and the LLM gets one line
+ * per part. What can't be cut that way (one element alone is too big), doesn't fit the session's quota, or
+ * can't be cached at all is shown as a preview with a note saying so. Such a result never reaches the LLM whole.
+ *
+ * Offloading never makes a tool fail by itself: a result JSON can't write (a cycle, a BigInt) is returned as
+ * it is, and so is every result up to one item's size while the cache can't take it.
  */
 
 import type { NativeCacheClient } from "./client.js";
-import { utf8Length } from "./protocol.js";
+import { CacheError, DataTooLargeError, QuotaExceededError } from "./errors.js";
+import { MAX_DESCRIPTION_CHARS, MAX_ITEM_BYTES, utf8Length, type CacheMetadata, type HelloResult } from "./protocol.js";
 import { formatSize, itemLine } from "./tool/format.js";
 import { keyIdFor, shortKey } from "./tool/keys.js";
 
@@ -34,10 +43,30 @@ export interface OffloadOptions<A, C> {
 /** A tool handler: arguments and the agent's context in, a result out. */
 export type ToolHandler<A, C, R> = (args: A, context: C) => R | Promise<R>;
 
+/** One result being offloaded: what it is, and what the LLM is told about it. */
+interface Offload {
+  toolName: string;
+  result: unknown;
+  /** The result's JSON text. */
+  json: string;
+  /** What the preview shows: a string result as it is, anything else as its JSON text. */
+  shown: string;
+  /** The UTF-8 bytes of the result's JSON text: what the host counts against its limits. */
+  bytes: number;
+  previewChars: number;
+}
+
+/** A piece of a result too big for one item, and which piece it is ("elements 0-999 of 3000"). */
+interface Part {
+  data: unknown;
+  what: string;
+}
+
 /**
  * `handler`, wrapped so that a result over the threshold is cached and replaced by a short text about it.
- * Smaller results, and every result while the cache can't take it (host missing, quota full), are returned
- * unchanged: offloading never makes a tool fail.
+ * Smaller results, results JSON can't write, and results up to one item's size while the cache can't take
+ * them (host missing, quota full) are returned unchanged: offloading never makes a tool fail. A result over
+ * one item's size is cached in parts, or else shown as a preview with a note.
  */
 export function offloadLargeResults<A, C extends { sessionId: string }, R>(
   client: NativeCacheClient,
@@ -47,32 +76,41 @@ export function offloadLargeResults<A, C extends { sessionId: string }, R>(
 ): (args: A, context: C) => Promise<R | string> {
   const threshold = options.thresholdBytes ?? DEFAULT_OFFLOAD_THRESHOLD_BYTES;
   const previewChars = options.previewChars ?? DEFAULT_PREVIEW_CHARS;
-  const describe = options.describe ?? ((args: A) => `${toolName} result for ${JSON.stringify(args) ?? "no arguments"}`);
+  const describe = options.describe ?? ((args: A) => `${toolName} result for ${argumentsText(args)}`);
   const now = options.now ?? Date.now;
   return async (args, context) => {
     const result = await handler(args, context);
-    const text = typeof result === "string" ? result : JSON.stringify(result);
-    if (text === undefined || utf8Length(text) <= threshold) return result;
-    const taskId = options.taskId?.(context);
-    let item;
+    const json = jsonText(result);
+    if (json === undefined) return result;
+    const bytes = utf8Length(json);
+    if (bytes <= threshold) return result;
+    const offload: Offload = { toolName, result, json, shown: typeof result === "string" ? result : json, bytes, previewChars };
+
+    let limits: HelloResult["limits"] | undefined;
     try {
-      item = await client.write({
+      limits = (await client.hello()).limits;
+      const target = {
         sessionId: context.sessionId,
-        taskId: taskId === undefined ? undefined : keyIdFor(taskId),
-        data: result,
-        description: oneLineCut(describe(args, result), 300),
-      });
-    } catch {
-      return result;
+        taskId: orUndefined(() => {
+          const taskId = options.taskId?.(context);
+          return taskId === undefined ? undefined : keyIdFor(taskId);
+        }),
+        description: oneLineCut(orUndefined(() => String(describe(args, result))) ?? `${toolName} result`, MAX_DESCRIPTION_CHARS),
+      };
+      if (bytes <= limits.maxItemBytes) {
+        try {
+          const item = await client.write({ ...target, data: result });
+          return cachedText(offload, item, now());
+        } catch (error) {
+          // The host measured more than we did; anything else means the cache can't take it now.
+          if (!(error instanceof DataTooLargeError)) throw error;
+        }
+      }
+      return await cacheInParts(client, offload, target, limits);
+    } catch (error) {
+      if (bytes <= (limits?.maxItemBytes ?? MAX_ITEM_BYTES)) return result;
+      return notCached(offload, reasonOf(error), error instanceof QuotaExceededError);
     }
-    const key = shortKey(item.storageKey, context.sessionId);
-    return [
-      `${toolName}'s result (${formatSize(item.dataSize)}) was cached instead of shown:`,
-      itemLine(item, now()),
-      `preview: ${preview(text, previewChars)}`,
-      `Read it a page at a time with llm_cache read (storageKey "${key}", a pointer to one part), find words ` +
-        `in it with llm_cache search, or pass it to a tool as {{llm_cache:${key}}}.`,
-    ].join("\n");
   };
 }
 
@@ -85,14 +123,231 @@ export function preview(text: string, chars: number): string {
   return `${head} …[${formatSize(skipped)} more]… ${tail}`;
 }
 
+/** The text the LLM gets for a result cached as one item. */
+function cachedText(offload: Offload, item: CacheMetadata, now: number): string {
+  const key = shortKey(item.storageKey, item.sessionId);
+  return [
+    `${offload.toolName}'s result (${formatSize(item.dataSize)}) was cached instead of shown:`,
+    itemLine(item, now),
+    `preview: ${preview(offload.shown, offload.previewChars)}`,
+    `Read it a page at a time with llm_cache read (storageKey "${key}", a pointer to one part), find words ` +
+      `in it with llm_cache search, or pass it to a tool as {{llm_cache:${key}}}.`,
+  ].join("\n");
+}
+
+/**
+ * Caches a result too big for one item as several, all under one taskId. If the quota (or anything else)
+ * refuses a part, the parts written are deleted again and the LLM gets a preview and a note.
+ */
+async function cacheInParts(
+  client: NativeCacheClient,
+  offload: Offload,
+  target: { sessionId: string; taskId: string | undefined; description: string },
+  limits: HelloResult["limits"],
+): Promise<string> {
+  if (offload.bytes > limits.sessionQuotaBytes) {
+    return notCached(offload, `it is more than a session's whole cache (${formatSize(limits.sessionQuotaBytes)})`, false);
+  }
+  const parts = split(offload.result, offload.json, limits.maxItemBytes);
+  if (typeof parts === "string") return notCached(offload, `${parts}, more than one item holds (${formatSize(limits.maxItemBytes)})`, false);
+
+  const write = (i: number, taskId: string | undefined) => {
+    const label = ` (part ${i + 1} of ${parts.length}: ${(parts[i] as Part).what})`;
+    return client.write({
+      sessionId: target.sessionId,
+      taskId,
+      data: (parts[i] as Part).data,
+      description: oneLineCut(target.description, MAX_DESCRIPTION_CHARS - label.length) + label,
+    });
+  };
+  // The first part alone, so that its taskId (generated, unless the agent gave one) groups the others with it;
+  // the others together, so that the host can commit them as one group.
+  let first: CacheMetadata;
+  try {
+    first = await write(0, target.taskId);
+  } catch (error) {
+    return notCached(offload, reasonOf(error), error instanceof QuotaExceededError);
+  }
+  const taskId = shortKey(first.storageKey, first.sessionId).split("_")[0];
+  const rest = await Promise.allSettled(parts.slice(1).map((_, i) => write(i + 1, taskId)));
+  const written = [first, ...rest.flatMap((outcome) => (outcome.status === "fulfilled" ? [outcome.value] : []))];
+  const refused = rest.find((outcome) => outcome.status === "rejected");
+  if (refused !== undefined) {
+    await Promise.allSettled(written.map((item) => client.delete({ sessionId: item.sessionId, storageKey: item.storageKey })));
+    return notCached(offload, reasonOf(refused.reason), refused.reason instanceof QuotaExceededError);
+  }
+
+  const key = shortKey(first.storageKey, first.sessionId);
+  return [
+    `${offload.toolName}'s result (${formatSize(offload.bytes)}) is more than one item holds ` +
+      `(${formatSize(limits.maxItemBytes)}), so it was cached in ${parts.length} parts instead of shown (key | size | shape | part):`,
+    ...written.map(
+      (item, i) => `${shortKey(item.storageKey, item.sessionId)} | ${formatSize(item.dataSize)} | ${item.shape || "?"} | ${(parts[i] as Part).what}`,
+    ),
+    `preview: ${preview(offload.shown, offload.previewChars)}`,
+    `Read a part a page at a time with llm_cache read (storageKey "${key}", a pointer to one part), find words ` +
+      `in all of them with llm_cache search, or pass a part to a tool as {{llm_cache:${key}}}.`,
+  ].join("\n");
+}
+
+/** The text the LLM gets for a result too big to show that could not be cached: why, a preview, what to do. */
+function notCached(offload: Offload, reason: string, quota: boolean): string {
+  const free = quota ? ", or free space in the cache (llm_cache list shows the items' sizes, delete removes one) and call it again" : "";
+  return [
+    `${offload.toolName}'s result (${formatSize(offload.bytes)}) is too big to show, and was not cached: ${reason}.`,
+    `preview: ${preview(offload.shown, offload.previewChars)}`,
+    `Next: call ${offload.toolName} again for less (a page, a narrower query, fewer fields)${free}.`,
+  ].join("\n");
+}
+
+/**
+ * `value` cut into parts whose JSON texts are each at most `maxBytes`: an array by elements, an object by
+ * members, a string by characters (never splitting one). Or, when no such cut exists, why not. `json` is
+ * `value`'s JSON text.
+ */
+function split(value: unknown, json: string, maxBytes: number): Part[] | string {
+  // What JSON writes for a value with toJSON is what toJSON returns, so that is what gets cut.
+  const hasToJson = typeof value === "object" && value !== null && typeof (value as { toJSON?: unknown }).toJSON === "function";
+  const data = hasToJson ? (JSON.parse(json) as unknown) : value;
+  if (typeof data === "string") return splitString(data, maxBytes);
+  if (Array.isArray(data)) {
+    const measure = (i: number) => ({
+      // An element JSON can't write (undefined, a function) is written as null, as JSON.stringify does.
+      bytes: utf8Length(JSON.stringify(data[i]) ?? "null"),
+      name: `element ${i}`,
+    });
+    return splitMembers(data.length, maxBytes, "elements", measure, (start, end) => data.slice(start, end));
+  }
+  if (typeof data !== "object" || data === null) return `it is one ${typeof data}`;
+  // Members JSON leaves out (undefined, a function) are left out here too, and the rest measured once.
+  const members: Array<{ name: string; member: unknown; bytes: number }> = [];
+  for (const [name, member] of Object.entries(data)) {
+    const text = JSON.stringify(member);
+    if (text !== undefined) members.push({ name, member, bytes: utf8Length(JSON.stringify(name)) + 1 + utf8Length(text) });
+  }
+  const measure = (i: number) => {
+    const { name, bytes } = members[i] as (typeof members)[number];
+    return { bytes, name: `member ${JSON.stringify(name.slice(0, 40))}` };
+  };
+  return splitMembers(members.length, maxBytes, "members", measure, (start, end) =>
+    Object.fromEntries(members.slice(start, end).map(({ name, member }) => [name, member])),
+  );
+}
+
+/**
+ * Fills parts with consecutive members of a container of `count` members, in one pass: each part holds as many
+ * as fit in `maxBytes` of JSON text (the brackets, and a comma between members, included).
+ */
+function splitMembers(
+  count: number,
+  maxBytes: number,
+  unit: string,
+  measure: (i: number) => { bytes: number; name: string },
+  slice: (start: number, end: number) => unknown,
+): Part[] | string {
+  const parts: Part[] = [];
+  const close = (start: number, end: number) => parts.push({ data: slice(start, end), what: `${unit} ${start}-${end - 1} of ${count}` });
+  let start = 0;
+  let size = 2;
+  for (let i = 0; i < count; i++) {
+    const { bytes, name } = measure(i);
+    if (2 + bytes > maxBytes) return `its ${name} alone is ${formatSize(bytes)}`;
+    if (i > start && size + 1 + bytes > maxBytes) {
+      close(start, i);
+      start = i;
+      size = 2;
+    }
+    size += (i > start ? 1 : 0) + bytes;
+  }
+  close(start, count);
+  return parts;
+}
+
+/**
+ * A string cut into parts of at most `maxBytes` of JSON text each, counting what JSON.stringify writes for each
+ * character (2 bytes for a quote or a line break, 6 for other control characters and lone surrogates) and
+ * never cutting a surrogate pair. Parts are described in characters (code points).
+ */
+function splitString(text: string, maxBytes: number): Part[] {
+  const budget = maxBytes - 2; // the quotes
+  const cuts: Array<[number, number]> = []; // [UTF-16 index, code point index] where each part starts
+  let size = 0;
+  let characters = 0;
+  for (let i = 0; i < text.length; characters++) {
+    const unit = text.charCodeAt(i);
+    const pair = unit >= 0xd800 && unit <= 0xdbff && isLowSurrogate(text.charCodeAt(i + 1));
+    const bytes = pair ? 4 : jsonUnitBytes(unit);
+    if (size + bytes > budget) {
+      cuts.push([i, characters]);
+      size = 0;
+    }
+    size += bytes;
+    i += pair ? 2 : 1;
+  }
+  const starts: Array<[number, number]> = [[0, 0], ...cuts, [text.length, characters]];
+  const parts: Part[] = [];
+  for (let p = 0; p + 1 < starts.length; p++) {
+    const [from, first] = starts[p] as [number, number];
+    const [to, next] = starts[p + 1] as [number, number];
+    parts.push({ data: text.slice(from, to), what: `characters ${first}-${next - 1} of ${characters}` });
+  }
+  return parts;
+}
+
+/** The bytes JSON.stringify writes for one UTF-16 unit that is not half of a surrogate pair. */
+function jsonUnitBytes(unit: number): number {
+  if (unit === 0x22 || unit === 0x5c) return 2; // \" and \\
+  if (unit === 0x08 || unit === 0x09 || unit === 0x0a || unit === 0x0c || unit === 0x0d) return 2; // \b \t \n \f \r
+  if (unit < 0x20) return 6; // \u00XX
+  if (unit < 0x80) return 1;
+  if (unit < 0x800) return 2;
+  if (unit >= 0xd800 && unit <= 0xdfff) return 6; // a lone surrogate, written as \uXXXX
+  return 3;
+}
+
+function isLowSurrogate(unit: number): boolean {
+  return unit >= 0xdc00 && unit <= 0xdfff;
+}
+
+/** The JSON text of `value`, or undefined when JSON can't write it (a cycle, a BigInt, a throwing toJSON, a function). */
+function jsonText(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The arguments as the default description shows them. */
+function argumentsText(args: unknown): string {
+  const text = jsonText(args);
+  return text === undefined ? "arguments JSON can't show" : text;
+}
+
+/** What `option` returns, or undefined if it throws: the caller's describe and taskId can't fail the tool. */
+function orUndefined<T>(option: () => T): T | undefined {
+  try {
+    return option();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why a result could not be cached, in one short clause. */
+function reasonOf(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const text = oneLineCut(message.replace(/\.+$/, ""), 200);
+  return error instanceof CacheError ? `${error.code}: ${text}` : text;
+}
+
 /** The first `length` UTF-16 units of `text`, one shorter if that would split a surrogate pair. */
 function cutAt(text: string, length: number): string {
   const unit = text.charCodeAt(length - 1);
   return text.slice(0, unit >= 0xd800 && unit <= 0xdbff ? length - 1 : length);
 }
 
-/** A description on one line, at most `max` characters. */
+/** A description on one line, at most `max` characters. Only its start is looked at, however long it is. */
 function oneLineCut(text: string, max: number): string {
-  const line = text.replace(/\s+/g, " ").trim();
+  const line = text.slice(0, 8 * max).replace(/\s+/g, " ").trim();
   return line.length <= max ? line : `${cutAt(line, max - 1)}…`;
 }

@@ -9,15 +9,33 @@
  * - `{{llm_cache:<key>}}` or `{{llm_cache:<key>/summaries}}` inside a string argument becomes the value as text
  *   (see `spliceText`). This is the form strict schemas allow, where an argument must be a string.
  * Keys are short (as the tool shows them) or full. Values are read whole: they go to the tool, not the LLM.
+ *
+ * Bounded: the LLM writes the arguments, and a prompt injection may write them too. One call resolves at most
+ * MAX_REFERENCES different references, and puts at most MAX_REFERENCE_BYTES into the arguments, every
+ * occurrence counted; both are checked before the arguments are rebuilt, so 100 references to one 5 MB item
+ * are refused before a 500 MB string exists. The arguments are walked with an explicit stack, never by
+ * recursion, so no depth of nesting can overflow the call stack, and an object met twice (a cycle) is walked
+ * once.
  */
 
 import type { NativeCacheClient } from "./client.js";
-import { InvalidRequestError } from "./errors.js";
-import type { JsonValue } from "./protocol.js";
+import { DataTooLargeError, InvalidRequestError } from "./errors.js";
+import { MAX_ITEM_BYTES, utf8Length, type JsonValue } from "./protocol.js";
+import { formatSize } from "./tool/format.js";
 import { fullKey } from "./tool/keys.js";
 
 /** The member that marks an object as a reference. */
 export const REFERENCE_MEMBER = "$llm_cache";
+
+/**
+ * The most bytes that references may put into one call's arguments: four of the host's largest items, 20 MiB.
+ * Each occurrence counts (a value as its JSON text, a splice as its text), since the tool receives, and may
+ * send on, every copy. Past it the call fails with a DataTooLargeError that says to pass less.
+ */
+export const MAX_REFERENCE_BYTES = 4 * MAX_ITEM_BYTES;
+
+/** The most different references (key and pointer) one call may hold; each is one read from the host. */
+export const MAX_REFERENCES = 100;
 
 /**
  * For the description of a tool whose handler resolves references, so that the LLM knows it may pass them.
@@ -33,27 +51,43 @@ interface Reference {
   pointer: string;
 }
 
+/** A reference found in the arguments, with how often it occurs as a value and inside strings. */
+interface Wanted extends Reference {
+  asValue: number;
+  asText: number;
+}
+
+/** A reference's data, read once, and its text when it is spliced into a string. */
+interface Resolved {
+  value: JsonValue;
+  text: string | undefined;
+}
+
 /**
  * `args` with every reference replaced by the cached data it names; `args` itself is left as it was. Rejects
- * with the host's error (ItemNotFoundError, say) when a reference names nothing, and with
- * InvalidRequestError when an object has `$llm_cache` but isn't a reference.
+ * with the host's error (ItemNotFoundError, say) when a reference names nothing, with InvalidRequestError when
+ * an object has `$llm_cache` but isn't a reference or when there are more than MAX_REFERENCES, and with
+ * DataTooLargeError when the data would be more than MAX_REFERENCE_BYTES.
  */
 export async function resolveReferences<T>(client: NativeCacheClient, args: T, context: { sessionId: string }): Promise<T> {
-  const wanted = new Map<string, Reference>();
-  collect(args, wanted);
+  const wanted = collect(args);
   if (wanted.size === 0) return args;
-  const values = new Map<string, JsonValue>();
-  await Promise.all(
-    [...wanted].map(async ([id, { key, pointer }]) => {
-      const item = await client.read({
-        sessionId: context.sessionId,
-        storageKey: fullKey(key, context.sessionId),
-        ...(pointer === "" ? {} : { pointer }),
-      });
-      values.set(id, item.data);
-    }),
-  );
-  return replace(args, values) as T;
+  const resolved = new Map<string, Resolved>();
+  let total = 0;
+  // One read at a time, counting as it goes, so that what is held stays near the limit whatever was asked.
+  for (const [id, reference] of wanted) {
+    const { data } = await client.read({
+      sessionId: context.sessionId,
+      storageKey: fullKey(reference.key, context.sessionId),
+      ...(reference.pointer === "" ? {} : { pointer: reference.pointer }),
+    });
+    const text = reference.asText > 0 ? spliceText(data) : undefined;
+    if (reference.asText > 0) total += reference.asText * utf8Length(text as string);
+    if (reference.asValue > 0) total += reference.asValue * utf8Length(JSON.stringify(data));
+    if (total > MAX_REFERENCE_BYTES) throw tooMuch(total, resolved.size + 1, wanted.size);
+    resolved.set(id, { value: data, text });
+  }
+  return substitute(args, resolved) as T;
 }
 
 /**
@@ -71,51 +105,119 @@ function id({ key, pointer }: Reference): string {
   return `${key}\u0000${pointer}`;
 }
 
-/** Finds every reference in `value`. */
-function collect(value: unknown, into: Map<string, Reference>): void {
-  if (typeof value === "string") {
-    for (const match of value.matchAll(SPLICE)) {
-      const reference = { key: match[1] as string, pointer: match[2] ?? "" };
-      into.set(id(reference), reference);
+function spliced(match: RegExpMatchArray): Reference {
+  return { key: match[1] as string, pointer: match[2] ?? "" };
+}
+
+/** Finds every reference in `args`, counting each occurrence; at most MAX_REFERENCES different ones. */
+function collect(args: unknown): Map<string, Wanted> {
+  const wanted = new Map<string, Wanted>();
+  const found = (reference: Reference, form: "asValue" | "asText") => {
+    let entry = wanted.get(id(reference));
+    if (entry === undefined) {
+      if (wanted.size === MAX_REFERENCES) throw tooMany();
+      entry = { ...reference, asValue: 0, asText: 0 };
+      wanted.set(id(reference), entry);
     }
-  } else if (Array.isArray(value)) {
-    for (const element of value) collect(element, into);
-  } else if (typeof value === "object" && value !== null) {
-    const reference = asReference(value);
-    if (reference) {
-      into.set(id(reference), reference);
-      return;
+    entry[form]++;
+  };
+  // Containers already walked: one met again (shared, or a cycle) is not walked again.
+  const seen = new Set<object>();
+  const stack: unknown[] = [args];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === "string") {
+      for (const match of value.matchAll(SPLICE)) found(spliced(match), "asText");
+    } else if (typeof value === "object" && value !== null) {
+      const reference = asReference(value);
+      if (reference) {
+        found(reference, "asValue");
+      } else if (!seen.has(value)) {
+        seen.add(value);
+        // Pushed last to first, so that references are read in the order they are written.
+        const members = Array.isArray(value) ? value : Object.values(value);
+        for (let i = members.length - 1; i >= 0; i--) stack.push(members[i]);
+      }
     }
-    for (const member of Object.values(value)) collect(member, into);
   }
+  return wanted;
+}
+
+/**
+ * A copy of `args` with every reference replaced. Each container is copied once: one met again (shared, or a
+ * cycle) is the same copy again, so the copy has the shape the arguments had.
+ */
+function substitute(args: unknown, resolved: Map<string, Resolved>): unknown {
+  const copies = new Map<object, unknown>();
+  /** Containers copied whose members are still to be filled in. */
+  const unfilled: Array<[object, object]> = [];
+  const convert = (value: unknown): unknown => {
+    if (typeof value === "string") {
+      return value.replace(SPLICE, (...match) => (resolved.get(id(spliced(match as RegExpMatchArray))) as Resolved).text as string);
+    }
+    if (typeof value !== "object" || value === null) return value;
+    const reference = asReference(value);
+    if (reference) return (resolved.get(id(reference)) as Resolved).value;
+    let copy = copies.get(value) as object | undefined;
+    if (copy === undefined) {
+      copy = Array.isArray(value) ? new Array<unknown>(value.length) : {};
+      copies.set(value, copy);
+      unfilled.push([value, copy]);
+    }
+    return copy;
+  };
+  const result = convert(args);
+  while (unfilled.length > 0) {
+    const [source, copy] = unfilled.pop() as [object, object];
+    if (Array.isArray(source)) {
+      for (let i = 0; i < source.length; i++) (copy as unknown[])[i] = convert(source[i]);
+    } else {
+      // Defined rather than assigned, so that a member named "__proto__" stays a member.
+      for (const [name, member] of Object.entries(source)) {
+        Object.defineProperty(copy, name, { value: convert(member), enumerable: true, writable: true, configurable: true });
+      }
+    }
+  }
+  return result;
 }
 
 /** The reference `value` is, or undefined when it is an ordinary object. */
 function asReference(value: object): Reference | undefined {
-  if (!(REFERENCE_MEMBER in value)) return undefined;
+  if (Array.isArray(value) || !Object.hasOwn(value, REFERENCE_MEMBER)) return undefined;
   const { [REFERENCE_MEMBER]: key, pointer, ...rest } = value as Record<string, unknown>;
   if (typeof key !== "string" || (pointer !== undefined && typeof pointer !== "string") || Object.keys(rest).length > 0) {
+    // Named by its members, not its JSON: a member may be huge, or something JSON can't write (a BigInt).
+    const members = Object.keys(value)
+      .slice(0, 10)
+      .map((name) => name.slice(0, 40));
     throw new InvalidRequestError({
       message: `an object with "${REFERENCE_MEMBER}" is a reference, and has only "${REFERENCE_MEMBER}" (a key) and "pointer" (a JSON pointer)`,
       expected: `{"${REFERENCE_MEMBER}": "<storageKey>", "pointer": "/optional/pointer"}`,
-      actual: JSON.stringify(value).slice(0, 120),
+      actual: `an object with ${members.join(", ")}`.slice(0, 120),
       suggestion: "call the tool again with the reference in that form, or {{llm_cache:<storageKey>}} inside a string",
     });
   }
   return { key, pointer: pointer ?? "" };
 }
 
-function replace(value: unknown, values: Map<string, JsonValue>): unknown {
-  if (typeof value === "string") {
-    return value.replace(SPLICE, (_, key: string, pointer: string | undefined) =>
-      spliceText(values.get(id({ key, pointer: pointer ?? "" })) as JsonValue),
-    );
-  }
-  if (Array.isArray(value)) return value.map((element) => replace(element, values));
-  if (typeof value === "object" && value !== null) {
-    const reference = asReference(value);
-    if (reference) return values.get(id(reference));
-    return Object.fromEntries(Object.entries(value).map(([name, member]) => [name, replace(member, values)]));
-  }
-  return value;
+function tooMany(): InvalidRequestError {
+  return new InvalidRequestError({
+    message: `more than ${MAX_REFERENCES} different references in one call; at most ${MAX_REFERENCES} are resolved`,
+    expected: `at most ${MAX_REFERENCES} different references`,
+    suggestion: "reference a whole item or array once instead of its parts one by one, or call the tool several times",
+  });
+}
+
+function tooMuch(total: number, read: number, count: number): DataTooLargeError {
+  const many = count === 1 ? "the one reference already makes" : `the first ${read} of ${count} different references already make`;
+  return new DataTooLargeError({
+    message:
+      `the references in this call expand to more than ${formatSize(MAX_REFERENCE_BYTES)}, the most one call may ` +
+      `take: ${many} ${formatSize(total)}`,
+    expected: `at most ${formatSize(MAX_REFERENCE_BYTES)}`,
+    actual: formatSize(total),
+    suggestion:
+      "pass less: name each item once, add a pointer to the part the tool needs ({{llm_cache:KEY/0}}), or call " +
+      "the tool once per part",
+  });
 }

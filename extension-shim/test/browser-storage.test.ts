@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { browserxTools } from "../src/adapters/browserx.js";
 import { createLlmCache } from "../src/llm-cache.js";
-import { browserStorageDefinition } from "../src/legacy/browser-storage.js";
+import { BrowserStorageTool, browserStorageDefinition } from "../src/legacy/browser-storage.js";
 import { BrowserxStyleRegistry, llmOutput } from "./helpers/browserx-registry.js";
 import { MemoryStorage, memoryAreas } from "./helpers/memory-storage.js";
 
@@ -218,5 +218,49 @@ describe("every request shape the old tool accepted gets its old answer", () => 
     });
     assert.equal(result.error, "Error: Failed to get storage value: Error: Operation timed out after 5ms");
     assert.equal(result.success, false);
+  });
+});
+
+describe("keys that name Object's own members", () => {
+  /** The answer for `data` given as JSON text, since an object literal can't hold "__proto__" as a member. */
+  const okJson = (data: string) => `{"success":true,"data":${data},"metadata":{"duration":0,"toolName":"browser_storage"}}`;
+  /** The LLM's arguments arrive as parsed JSON, where "__proto__" is an ordinary member. */
+  const args = (json: string) => JSON.parse(json) as Record<string, any>;
+
+  it("__proto__, constructor, toString and hasOwnProperty are ordinary keys, as in chrome.storage", async () => {
+    const { areas, call } = await setUp();
+    const replay: Array<[string, string]> = [
+      ['{"action":"get","storageType":"local","key":"constructor"}', okJson("{}")],
+      ['{"action":"get","storageType":"local","key":"__proto__"}', okJson("{}")],
+      ['{"action":"get","storageType":"local","keys":["toString","__proto__"]}', okJson('{"values":{}}')],
+      ['{"action":"set","storageType":"local","key":"__proto__","value":"P"}', okJson('{"success":true}')],
+      ['{"action":"get","storageType":"local","key":"__proto__"}', okJson('{"value":"P"}')],
+      [
+        '{"action":"set","storageType":"local","data":{"constructor":"C","toString":"T","hasOwnProperty":"H","__proto__":{"x":1}}}',
+        okJson('{"success":true}'),
+      ],
+      [
+        '{"action":"get","storageType":"local","keys":["__proto__","constructor","toString","hasOwnProperty","valueOf"]}',
+        okJson('{"values":{"__proto__":{"x":1},"constructor":"C","toString":"T","hasOwnProperty":"H"}}'),
+      ],
+      ['{"action":"get","storageType":"local","key":"valueOf"}', okJson("{}")],
+      ['{"action":"set","storageType":"local","key":"__proto__","value":"N","options":{"namespace":"ns"}}', okJson('{"success":true}')],
+      ['{"action":"get","storageType":"local","options":{"namespace":"ns"}}', okJson('{"values":{"__proto__":"N"}}')],
+      ['{"action":"get","storageType":"local","key":"__proto__","options":{"namespace":"ns"}}', okJson('{"value":"N"}')],
+      ['{"action":"keys","storageType":"local"}', okJson('{"keys":["__proto__","constructor","toString","hasOwnProperty","ns:__proto__"]}')],
+      ['{"action":"migrate","storageType":"local","data":{"fromType":"local","toType":"session"},"keys":["__proto__"]}', okJson('{"migrated":2,"success":true}')],
+      ['{"action":"get","storageType":"session"}', okJson('{"values":{"__proto__":{"x":1},"ns:__proto__":"N"}}')],
+      ['{"action":"remove","storageType":"local","key":"__proto__"}', okJson('{"success":true}')],
+      ['{"action":"get","storageType":"local","key":"__proto__"}', okJson("{}")],
+    ];
+    for (const [request, answer] of replay) assert.equal(await call(args(request)), answer, request);
+    assert.deepEqual([...areas.local.items.keys()], ["constructor", "toString", "hasOwnProperty", "ns:__proto__"]);
+
+    // The JSON above can't show a function; the answer itself holds no value for a key never set.
+    const tool = new BrowserStorageTool({ areas: memoryAreas() });
+    for (const key of ["constructor", "__proto__", "toString"]) {
+      const answer = await tool.execute({ action: "get", storageType: "local", key });
+      assert.deepEqual(answer.success && answer.data, { value: undefined }, key);
+    }
   });
 });

@@ -427,13 +427,65 @@ describe("the size check before sending", () => {
     ];
     for (const value of values) {
       const exact = utf8Length(JSON.stringify(value) ?? "");
-      assert.ok(jsonBytesAtMost(value, 0) >= exact, `${JSON.stringify(value).slice(0, 40)}: bound below ${exact}`);
+      assert.ok(jsonBytesAtMost(value) >= exact, `${JSON.stringify(value).slice(0, 40)}: bound below ${exact}`);
     }
     const cycle: Record<string, unknown> = {};
     cycle.self = cycle;
-    for (const unsure of [10n, () => 1, cycle, new Date(0)]) assert.equal(jsonBytesAtMost(unsure, 0), Infinity);
+    for (const unsure of [10n, () => 1, cycle, new Date(0)]) assert.equal(jsonBytesAtMost(unsure), Infinity);
     // A 5 MB string is well under 64 MiB by the bound alone: no serialising just to measure it.
-    assert.ok(jsonBytesAtMost({ data: "x".repeat(5 * 1024 * 1024) }, 0) < MAX_REQUEST_BYTES);
+    assert.ok(jsonBytesAtMost({ data: "x".repeat(5 * 1024 * 1024) }) < MAX_REQUEST_BYTES);
+  });
+});
+
+describe("odd data a caller hands the client", () => {
+  // A cycle that branches made the old recursive bound visit 2^1000 values: a hang, so the test has a limit.
+  it("a branching cycle fails at once instead of hanging", { timeout: 60_000 }, async (t) => {
+    const { client } = hostClient(t);
+    const branching: unknown[] = [];
+    branching.push(branching, branching);
+    assert.equal(jsonBytesAtMost(branching), Infinity);
+    await assert.rejects(client.write({ sessionId: SESSION, data: branching, description: "d" }), (error: InvalidRequestError) => {
+      assert.equal(error.code, "InvalidRequestError");
+      assert.match(error.message, /^the request can't be sent as JSON: .*circular/);
+      return true;
+    });
+    assert.equal((await client.write({ sessionId: SESSION, data: [1], description: "d" })).dataSize, 3, "the port carries on");
+  });
+
+  it("arrays nested 200,000 deep are bounded without overflowing the stack", () => {
+    let deep: unknown = "x";
+    for (let i = 0; i < 200_000; i++) deep = [deep];
+    assert.equal(jsonBytesAtMost(deep), Infinity, "past 1000 levels the bound gives up and JSON.stringify decides");
+    let shallow: unknown = "x";
+    for (let i = 0; i < 1000; i++) shallow = [shallow];
+    assert.equal(jsonBytesAtMost(shallow), 6 + 2 + 1000 * 3);
+  });
+
+  it("a message the browser can't serialise fails alone; the port and the requests on it carry on", async () => {
+    const connect = scriptedConnector(replyingScript({ reply: (m) => ({ id: m.id, ok: true, result: { op: m.op } }) }));
+    // Chrome's postMessage throws this for data nested about 2,400 levels deep (e2e checks it in Chromium).
+    const refusing = Object.assign((name: string) => {
+      const port = connect(name);
+      const post = port.postMessage.bind(port);
+      port.postMessage = (message: unknown) => {
+        if ((message as { op: string }).op === "refused") throw new Error("Could not serialize message.");
+        post(message);
+      };
+      return port;
+    });
+    const client = new NativeCacheClient({ connect: refusing });
+    const outcomes = await Promise.allSettled([client.request("stats", {}), client.request("refused", {}), client.request("list", {})]);
+    assert.deepEqual(outcomes[0], { status: "fulfilled", value: { op: "stats" } });
+    assert.equal(outcomes[1]?.status, "rejected");
+    const error = (outcomes[1] as PromiseRejectedResult).reason as InvalidRequestError;
+    assert.ok(error instanceof InvalidRequestError, String(error));
+    assert.equal(error.message, "the browser couldn't send the request to the native host: Could not serialize message.");
+    assert.match(error.suggestion, /less deeply nested/);
+    assert.deepEqual(outcomes[2], { status: "fulfilled", value: { op: "list" } });
+    assert.deepEqual(await client.request("stats", {}), { op: "stats" });
+    assert.equal(connect.ports.length, 1, "one port throughout");
+    assert.equal(connect.ports[0]?.disconnected, false);
+    client.close();
   });
 });
 

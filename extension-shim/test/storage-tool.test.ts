@@ -384,3 +384,41 @@ describe("errors come back as text that says what to do next", () => {
     assert.equal(connect.ports.length, 0, "nothing was sent to the host");
   });
 });
+
+describe("odd arguments get a short, clear answer", () => {
+  it("a description of any length is cut as the host cuts it, without sending megabytes for 300 characters", async (t) => {
+    const { tool, connect } = hostTool(t);
+    const cut = (text: string) => `${[...text].slice(0, 299).join("")}…`;
+    for (const description of ["d".repeat(70 * 1024 * 1024), "é".repeat(3 * 1024 * 1024), `${"😀".repeat(700)}x`]) {
+      const answer = await tool.run({ action: "write", data: "[1]", description }, CONTEXT);
+      assert.equal(answer.ok, true, answer.text.slice(0, 300));
+      assert.ok(answer.text.endsWith(` | ${cut(description)}`), answer.text.slice(0, 400));
+      const key = keyOf(answer.text);
+      const updated = await tool.run({ action: "update", storageKey: key, description }, CONTEXT);
+      assert.ok(updated.text.endsWith(` | ${cut(description)}`), updated.text.slice(0, 400));
+      const appended = await tool.run({ action: "append", storageKey: key, data: "[2]", description }, CONTEXT);
+      assert.ok(appended.text.endsWith(` | ${cut(description)}`), appended.text.slice(0, 400));
+    }
+    const sent = connect.ports.flatMap((port) => port.posted as Array<{ description?: string }>);
+    assert.ok(sent.every((message) => (message.description?.length ?? 0) <= 1200), "no description sent longer than 1200 units");
+  });
+
+  it("the answer never echoes a long query whole", async (t) => {
+    const { tool } = hostTool(t);
+    const query = "invoice ".repeat(250_000); // 2 MB
+    for (const action of ["list", "search"]) {
+      const answer = await tool.run({ action, query }, CONTEXT);
+      t.diagnostic(`${action} with a 2 MB query: ${Buffer.byteLength(answer.text)} bytes`);
+      assert.ok(Buffer.byteLength(answer.text) < 512, answer.text.slice(0, 600));
+    }
+  });
+
+  it("data JSON can't write, or nests too deep to send, says so", async (t) => {
+    const { tool } = hostTool(t);
+    const deep = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
+    for (const data of [deep, { id: 10n }]) {
+      const answer = await tool.run({ action: "write", data, description: "d" }, CONTEXT);
+      assert.match(answer.text, /^llm_cache write failed: InvalidRequestError: the request can't be sent as JSON: .* Next: send JSON data only: no cycles or BigInts, nested at most a few thousand levels deep/);
+    }
+  });
+});

@@ -15,6 +15,11 @@
  *
  * Options the old tool declared but never used (retryCount, compress, encrypt, syncPriority) are accepted and
  * ignored, as before.
+ *
+ * Every key is an ordinary key, as it is to chrome.storage: `__proto__`, `constructor` or `toString` is stored,
+ * found and removed like any other. So the objects handed to chrome.storage and to the LLM are built with
+ * Object.fromEntries, which defines each key as the object's own member (an assignment `items["__proto__"] = v`
+ * would set the object's prototype instead), and a key is looked up only among an object's own members.
  */
 
 import type { BrowserxJsonSchema, BrowserxToolDefinition } from "../adapters/browserx-types.js";
@@ -153,19 +158,19 @@ export class BrowserStorageTool {
         return failsAs("Failed to get storage value", async () => {
           const found = await withTimeout(area.get(selection()), timeout);
           const values = this.#visible(found, options.namespace);
-          return request.key ? { value: values[request.key] } : { values };
+          return request.key ? { value: Object.hasOwn(values, request.key) ? values[request.key] : undefined } : { values };
         });
       case "set":
         return failsAs("Failed to set storage value", async () => {
-          const items: Record<string, unknown> = {};
+          let items: Array<[string, unknown]>;
           if (request.key && request.value !== undefined) {
-            items[keyed(request.key)] = this.#entry(request.value, options);
+            items = [[keyed(request.key), this.#entry(request.value, options)]];
           } else if (request.data) {
-            for (const [key, value] of Object.entries(request.data)) items[keyed(key)] = this.#entry(value, options);
+            items = Object.entries(request.data).map(([key, value]) => [keyed(key), this.#entry(value, options)]);
           } else {
             throw new Error("Either key+value or data object is required for set action");
           }
-          await withTimeout(area.set(items), timeout);
+          await withTimeout(area.set(Object.fromEntries(items)), timeout);
           return { success: true };
         });
       case "remove":
@@ -233,7 +238,7 @@ export class BrowserStorageTool {
   /** What get shows of stored items: the namespace's own (prefix removed), unwrapped, expired ones left out. */
   #visible(found: Record<string, any>, namespace: string | undefined): Record<string, unknown> {
     const prefix = namespace ? `${namespace}:` : "";
-    const values: Record<string, unknown> = {};
+    const values: Array<[string, unknown]> = [];
     for (const [key, stored] of Object.entries(found)) {
       if (!key.startsWith(prefix)) continue;
       let value = stored;
@@ -241,9 +246,9 @@ export class BrowserStorageTool {
         if (stored.ttl && this.#now() > stored.timestamp + stored.ttl) continue;
         value = stored.value;
       }
-      values[key.slice(prefix.length)] = value;
+      values.push([key.slice(prefix.length), value]);
     }
-    return values;
+    return Object.fromEntries(values);
   }
 
   /** A value as the old tool stored it: as it is, or wrapped when it has a ttl or a namespace. */
@@ -278,7 +283,7 @@ function areaOf(areas: StorageAreas, name: unknown): StorageAreaLike {
 }
 
 function isWrapped(value: unknown): value is { value: unknown; timestamp: number; ttl?: number } {
-  return typeof value === "object" && value !== null && "value" in value && "timestamp" in value;
+  return typeof value === "object" && value !== null && Object.hasOwn(value, "value") && Object.hasOwn(value, "timestamp");
 }
 
 /** Runs `body`, and words its failure as the old tool did: "<what>: Error: <reason>". */

@@ -42,6 +42,20 @@ export function oneLine(text: string): string {
 }
 
 /**
+ * What the LLM wrote (a query, a bad value), shown back on one line and at most `max` characters: an answer
+ * never echoes a long argument whole. Never splits a surrogate pair.
+ */
+export function echo(text: string, max = 80): string {
+  if (text.length <= max) return oneLine(text);
+  const end = isHighSurrogate(text.charCodeAt(max - 2)) ? max - 2 : max - 1;
+  return `${oneLine(text.slice(0, end))}…`;
+}
+
+function isHighSurrogate(unit: number): boolean {
+  return unit >= 0xd800 && unit <= 0xdbff;
+}
+
+/**
  * The line that introduces one page of a read: which part of the value it is and where the next page starts.
  * `where` is " at <pointer>" or "". A page that is empty because its first element alone is over the budget
  * says how to read inside that element instead.

@@ -16,9 +16,9 @@
 
 import type { NativeCacheClient } from "../client.js";
 import { CacheError, InvalidRequestError } from "../errors.js";
-import { utf8Length } from "../protocol.js";
+import { MAX_DESCRIPTION_CHARS, utf8Length } from "../protocol.js";
 import { STORAGE_TOOL_DEFINITIONS, type ToolDefinitions } from "./definitions.js";
-import { ITEM_COLUMNS, describeShape, formatAge, formatSize, itemLine, oneLine, pageLine } from "./format.js";
+import { ITEM_COLUMNS, describeShape, echo, formatAge, formatSize, itemLine, oneLine, pageLine } from "./format.js";
 import { fullKey, keyIdFor, shortKey } from "./keys.js";
 import { CACHE_ACTIONS, DEFAULT_LIST_LIMIT, DEFAULT_SEARCH_LIMIT, MAX_PAGE_LIMIT, STORAGE_TOOL_NAME } from "./spec.js";
 
@@ -136,7 +136,7 @@ export class StorageTool {
       sessionId: context.sessionId,
       taskId: context.taskId === undefined ? undefined : keyIdFor(context.taskId),
       data: parseData(input.data),
-      description: input.description as string,
+      description: sentDescription(input.description) as string,
       customMetadata: parseCustomMetadata(input.customMetadata),
     });
     return `cached ${itemLine(item, this.#now())}`;
@@ -178,7 +178,7 @@ export class StorageTool {
       storageKey: hostKey(input.storageKey, context),
       pointer: input.pointer as string | undefined,
       data: appendData(input.data),
-      description: input.description as string | undefined,
+      description: sentDescription(input.description) as string | undefined,
     });
     return `appended; now ${itemLine(item, this.#now())}`;
   }
@@ -191,7 +191,7 @@ export class StorageTool {
       cursor: input.cursor as string | undefined,
       query,
     });
-    const matching = query === undefined ? "" : ` matching "${oneLine(query)}"`;
+    const matching = typeof query === "string" ? ` matching "${echo(query)}"` : "";
     if (page.itemCount === 0) return query === undefined ? "the cache of this session is empty" : `no items${matching}`;
     const count =
       page.items.length === page.itemCount
@@ -213,7 +213,7 @@ export class StorageTool {
       limit: pageLimit(input.limit, DEFAULT_SEARCH_LIMIT),
       cursor,
     });
-    const words = typeof query === "string" ? oneLine(query) : "";
+    const words = typeof query === "string" ? echo(query) : "";
     if (result.matches.length === 0) {
       return cursor === undefined ? `no cached text contains "${words}"` : `no more matches for "${words}"`;
     }
@@ -231,7 +231,7 @@ export class StorageTool {
       sessionId: context.sessionId,
       storageKey: hostKey(input.storageKey, context),
       data: parseData(input.data),
-      description: input.description as string | undefined,
+      description: sentDescription(input.description) as string | undefined,
       customMetadata: parseCustomMetadata(input.customMetadata),
     });
     return `updated ${itemLine(item, this.#now())}`;
@@ -315,6 +315,19 @@ function appendData(data: unknown): unknown {
 }
 
 /**
+ * A description as sent to the host. The host keeps at most MAX_DESCRIPTION_CHARS characters (the last one `…`);
+ * a longer string is cut here to four times that many UTF-16 units (never splitting a surrogate pair), still
+ * longer than the host keeps, so the host cuts it exactly as it would have cut the whole, and a 60 MB
+ * description costs no more than a short one. Anything else goes as it is, for the host's check to name.
+ */
+function sentDescription(description: unknown): unknown {
+  const units = 4 * MAX_DESCRIPTION_CHARS;
+  if (typeof description !== "string" || description.length <= units) return description;
+  const last = description.charCodeAt(units - 1);
+  return description.slice(0, last >= 0xd800 && last <= 0xdbff ? units - 1 : units);
+}
+
+/**
  * A page size for list or search: the default when absent, and never more than a page the context can take.
  * A value that isn't a number goes to the host as it is, whose check names it.
  */
@@ -359,7 +372,8 @@ function parseCustomMetadata(value: unknown): { [key: string]: unknown } | undef
  */
 export function errorText(action: string, error: unknown): string {
   if (error instanceof CacheError) {
-    const actual = error.actual === undefined || names(error.message, String(error.actual)) ? "" : ` (got ${String(error.actual)})`;
+    const actual =
+      error.actual === undefined || names(error.message, String(error.actual)) ? "" : ` (got ${echo(String(error.actual), 120)})`;
     return `llm_cache ${action} failed: ${error.code}: ${sentence(error.message)}${actual}. Next: ${sentence(error.suggestion)}.`;
   }
   const message = error instanceof Error ? error.message : String(error);

@@ -1,5 +1,7 @@
 /**
- * In-memory chrome.storage areas: values are copied through JSON on the way in and out, as Chrome does. A
+ * In-memory chrome.storage areas: values are copied through JSON on the way in and out, as Chrome does, and
+ * every key is an ordinary key: a result holds `__proto__` or `constructor` as its own member, as Chrome's do
+ * (e2e/test/browserx.e2e.test.mjs checks that in Chromium). A
  * read-only area refuses writes with Chrome's message, as chrome.storage.managed does; getBytesInUse counts
  * each key's length plus its value's JSON length, as Chrome's storage does (0 for managed).
  */
@@ -18,12 +20,13 @@ export class MemoryStorage implements KeyValueStore, StorageAreaLike {
   }
 
   async get(keys?: string | string[] | null): Promise<Record<string, any>> {
-    const found: Record<string, unknown> = {};
+    const found: Array<[string, unknown]> = [];
     for (const key of this.#select(keys)) {
       const text = this.items.get(key);
-      if (text !== undefined) found[key] = JSON.parse(text);
+      if (text !== undefined) found.push([key, JSON.parse(text)]);
     }
-    return found;
+    // Object.fromEntries defines members, so "__proto__" becomes a member rather than the prototype.
+    return Object.fromEntries(found);
   }
 
   async set(items: Record<string, unknown>): Promise<void> {
