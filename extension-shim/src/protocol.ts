@@ -23,6 +23,15 @@ export const SESSION_QUOTA_BYTES = 52_428_800;
 /** Descriptions longer than this many characters are cut by the host (section 5.5). */
 export const MAX_DESCRIPTION_CHARS = 300;
 
+/** The most words a `list` or `search` query may have, so that matching costs a bounded amount per byte (sections 4.4, 4.10). */
+export const MAX_QUERY_WORDS = 32;
+
+/** The most bytes (UTF-8) a `list` or `search` query may have (sections 4.4, 4.10). */
+export const MAX_QUERY_BYTES = 512;
+
+/** The longest pointer of a `search` match, in UTF-8 bytes; a longer one is cut to whole tokens (section 4.10). */
+export const MAX_SEARCH_POINTER_BYTES = 1024;
+
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 /** What the host says about an item: never its data (section 4.0). */

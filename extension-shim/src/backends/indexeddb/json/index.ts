@@ -11,6 +11,7 @@
  * - slice.ts: elements, members or characters `offset..offset + limit` of a value, within a byte budget.
  * - shape.ts: the short description of a value's structure, e.g. `array[50] of {from,subject}`.
  * - strings.ts: every string value with its pointer, in one pass however deep.
+ * - search.ts: the string values that contain every word of a query, with pointers and snippets.
  */
 
 export * from "./scan.js";
@@ -19,3 +20,4 @@ export * from "./pointer.js";
 export * from "./slice.js";
 export * from "./shape.js";
 export * from "./strings.js";
+export * from "./search.js";
