@@ -12,6 +12,7 @@
  * - shape.ts: the short description of a value's structure, e.g. `array[50] of {from,subject}`.
  * - strings.ts: every string value with its pointer, in one pass however deep.
  * - search.ts: the string values that contain every word of a query, with pointers and snippets.
+ * - rules.ts: session, task and turn id checks, storage keys, generated ids, description cutting.
  */
 
 export * from "./scan.js";
@@ -21,3 +22,4 @@ export * from "./slice.js";
 export * from "./shape.js";
 export * from "./strings.js";
 export * from "./search.js";
+export * from "./rules.js";
