@@ -25,8 +25,12 @@ use serde_json::value::RawValue;
 
 use crate::clock::Clock;
 use crate::error::{CacheError, ErrorCode, json_type_name};
-use crate::json::{self, pointer::PointerError, search::Query};
-use crate::limits::{MAX_CUSTOM_METADATA_BYTES, MAX_ITEM_BYTES, SESSION_QUOTA_BYTES, TOUCH_GRANULARITY_MS};
+use crate::json::search::{Query, QueryError};
+use crate::json::{self, pointer::PointerError};
+use crate::limits::{
+    MAX_CUSTOM_METADATA_BYTES, MAX_ITEM_BYTES, MAX_QUERY_BYTES, MAX_QUERY_WORDS, SESSION_QUOTA_BYTES,
+    TOUCH_GRANULARITY_MS,
+};
 use crate::message::{Fields, required_string};
 use crate::rules::{check_session_id, compact_json, parse_storage_key, truncate_description};
 use crate::store::{Dbs, ItemAt, ItemMeta, SessionRecord, Store, StoreError};
@@ -330,9 +334,22 @@ fn at_pointer(pointer: Option<&str>) -> String {
     }
 }
 
-/// Reads a `query`: one or more words.
+/// Reads a `query`: one to 32 words, at most 512 bytes.
 fn query(text: &str) -> Result<Query, CacheError> {
-    Query::parse(text).ok_or_else(|| CacheError::invalid_field("query", "one or more words to look for", "no words"))
+    let too_big = |what: &str, limit: usize, actual: usize| {
+        CacheError::new(
+            ErrorCode::InvalidRequestError,
+            format!("`query` has {actual} {what}; a query has at most {limit}"),
+            "search for the few words that best tell the wanted text apart, then read what matches",
+        )
+        .expected(format!("at most {limit} {what}"))
+        .actual(format!("{actual} {what}"))
+    };
+    Query::parse(text).map_err(|e| match e {
+        QueryError::NoWords => CacheError::invalid_field("query", "one or more words to look for", "no words"),
+        QueryError::TooManyWords(n) => too_big("words", MAX_QUERY_WORDS, n),
+        QueryError::TooLong(n) => too_big("bytes", MAX_QUERY_BYTES, n),
+    })
 }
 
 /// Replaces the existing item at `at`, whose metadata was `previous`, by `meta` (and `data`, when the
