@@ -278,3 +278,23 @@ fn list_queries_read_custom_metadata_at_any_depth() {
     host.in_step("conv_list", 3);
     host.close_and_verify();
 }
+
+#[test]
+fn long_pointers_cost_what_the_walk_reaches_and_errors_stay_short() {
+    let mut host = Host::start();
+    let key = host.write("conv_ptr", &format!("[{}]", ["0"; 200_000].join(",")));
+    let read = json!({"id": "p", "op": "read", "sessionId": "conv_ptr", "storageKey": key});
+    // Millions of tokens into a shallow item, and one index token of a million digits compared with
+    // each of 200,000 elements: neither names anything, and the error echoes only the pointer's start.
+    for pointer in ["/0".repeat(10_000_000), format!("/{}", "1".repeat(1_000_000))] {
+        let reply = host.call(read.clone(), &format!("\"pointer\":\"{pointer}\""));
+        assert!(reply.len() < 2000, "a {}-byte error for a {}-byte pointer", reply.len(), pointer.len());
+        let error: Value = serde_json::from_str(member(&reply, "error").unwrap()).unwrap();
+        assert_eq!(error["code"], "ItemNotFoundError");
+        let actual = error["actual"].as_str().unwrap();
+        assert!(actual.starts_with(&pointer[..256]) && actual.ends_with(&format!("… ({} bytes)", pointer.len())));
+    }
+    assert_eq!(host.read(&key, json!({"pointer": "/199999"}), "").0, "0");
+    host.in_step("conv_ptr", 1);
+    host.close_and_verify();
+}
