@@ -298,3 +298,34 @@ fn long_pointers_cost_what_the_walk_reaches_and_errors_stay_short() {
     host.in_step("conv_ptr", 1);
     host.close_and_verify();
 }
+
+#[test]
+fn call_sends_and_prints_data_of_any_depth() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = arrays(10_000, "\"deep\"");
+    // Each stdin line is one request; the write's data nests 10,000 deep.
+    let mut input = json!({"id": 1, "op": "write", "sessionId": "conv_call", "description": "d"}).to_string();
+    input.pop();
+    input.push_str(&format!(",\"taskId\":\"aaaaaaaa\",\"turnId\":\"bbbbbbbb\",\"data\":{data}}}\n"));
+    input.push_str(
+        &json!({"id": 2, "op": "read", "sessionId": "conv_call", "storageKey": "conv_call_aaaaaaaa_bbbbbbbb"})
+            .to_string(),
+    );
+    let mut child = Command::new(binary())
+        .arg("call")
+        .env("LLM_CACHE_DIR", dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let (out, err) = (String::from_utf8(output.stdout).unwrap(), String::from_utf8_lossy(&output.stderr).into_owned());
+    assert!(output.status.success(), "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert_eq!(member(lines[0], "ok"), Some("true"), "{}", shorten(lines[0]));
+    let item = member(member(lines[1], "result").unwrap(), "item").unwrap();
+    assert!(member(item, "data") == Some(data.as_str()), "{}", shorten(lines[1]));
+}
