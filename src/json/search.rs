@@ -155,7 +155,8 @@ impl Query {
     /// `\u` can stand for is missing from its bytes. (Escapes such as `\u0041` could hide any word,
     /// so text with `\u` is never ruled out.)
     pub fn might_match(&self, data: &str) -> bool {
-        if self.screened == 0 || memchr::memmem::find(data.as_bytes(), b"\\u").is_some() {
+        let bytes = data.as_bytes();
+        if self.screened == 0 || memchr::memchr_iter(b'\\', bytes).any(|at| bytes.get(at + 1) == Some(&b'u')) {
             return true;
         }
         let (found, _) = self.holds(data, self.screened);
