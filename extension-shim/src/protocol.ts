@@ -23,13 +23,13 @@ export const SESSION_QUOTA_BYTES = 52_428_800;
 /** Descriptions longer than this many characters are cut by the host (section 5.5). */
 export const MAX_DESCRIPTION_CHARS = 300;
 
-/** The most words a `list` or `search` query may have, so that matching costs a bounded amount per byte (sections 4.4, 4.10). */
+/** The most words of a `list` or `search` query (section 3.4). */
 export const MAX_QUERY_WORDS = 32;
 
-/** The most bytes (UTF-8) a `list` or `search` query may have (sections 4.4, 4.10). */
+/** The most UTF-8 bytes of a `list` or `search` query (section 3.4). */
 export const MAX_QUERY_BYTES = 512;
 
-/** The longest pointer of a `search` match, in UTF-8 bytes; a longer one is cut to whole tokens (section 4.10). */
+/** A search match's pointer longer than this is cut to an ancestor's, with `pointerCut` (section 4.10). */
 export const MAX_SEARCH_POINTER_BYTES = 1024;
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -82,6 +82,11 @@ export interface HelloResult {
     maxDescriptionChars: number;
     maxReplyFrameBytes: number;
     maxRequestFrameBytes: number;
+    /** The most words and UTF-8 bytes of a `list` or `search` query (section 3.4); absent from older hosts. */
+    maxQueryWords?: number;
+    maxQueryBytes?: number;
+    /** The longest pointer a search match names (section 4.10); absent from older hosts. */
+    maxSearchPointerBytes?: number;
   };
 }
 
@@ -168,8 +173,10 @@ export interface SearchRequest {
 
 export interface SearchMatch {
   storageKey: string;
-  /** The pointer to the matching string value. */
+  /** The pointer to the matching string value, or to an ancestor of it when `pointerCut` (section 4.10). */
   pointer: string;
+  /** True when the pointer was longer than `limits.maxSearchPointerBytes` and names an ancestor instead. */
+  pointerCut?: boolean;
   /** At most 160 characters of the string around the match, with … where it is cut. */
   snippet: string;
 }
