@@ -235,6 +235,22 @@ struct Reply<'a, T: Serialize> {
     error: Option<&'a CacheError>,
 }
 
+/// Writes the JSON text of a reply to the request whose id is `id` to `writer`.
+///
+/// # Errors
+/// The writer's, or serde_json's for a result that can't be serialised.
+pub fn write_reply<T: Serialize>(
+    writer: impl std::io::Write,
+    id: Option<&RawValue>,
+    outcome: &Result<T, CacheError>,
+) -> serde_json::Result<()> {
+    let reply = match outcome {
+        Ok(result) => Reply { id, ok: true, result: Some(result), error: None },
+        Err(error) => Reply { id, ok: false, result: None, error: Some(error) },
+    };
+    serde_json::to_writer(writer, &reply)
+}
+
 /// The JSON text of a reply to the request whose id is `id`.
 pub fn reply_text<T: Serialize>(id: Option<&RawValue>, outcome: &Result<T, CacheError>) -> String {
     let reply = match outcome {

@@ -144,6 +144,26 @@ pub enum Success {
     Search(search::SearchResult),
 }
 
+impl Success {
+    /// The stored data the result carries (a read's), in the order its JSON text holds them.
+    pub fn data(&self) -> Vec<&RawValue> {
+        match self {
+            Success::Read(result) => vec![result.data()],
+            Success::ReadMany(result) => result.data(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The result's stored data, as [`Success::data`] lists them, taken out of it.
+    pub fn into_data(self) -> Vec<Box<RawValue>> {
+        match self {
+            Success::Read(result) => vec![result.into_data()],
+            Success::ReadMany(result) => result.into_data(),
+            _ => Vec::new(),
+        }
+    }
+}
+
 impl Command {
     /// Parses the request's op and fields.
     ///

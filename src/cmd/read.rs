@@ -41,9 +41,9 @@ impl ReadResult {
         &self.item.data
     }
 
-    /// Puts `data` in place of the data and returns what was there.
-    pub fn replace_data(&mut self, data: Box<RawValue>) -> Box<RawValue> {
-        std::mem::replace(&mut self.item.data, data)
+    /// The data, taken out of the result.
+    pub fn into_data(self) -> Box<RawValue> {
+        self.item.data
     }
 }
 
@@ -101,6 +101,24 @@ pub enum ManyEntry {
 pub struct ManyResult {
     /// One entry per key, in the order asked.
     items: Vec<ManyEntry>,
+}
+
+impl ManyResult {
+    /// The data of each item found, in the order asked.
+    pub fn data(&self) -> Vec<&RawValue> {
+        self.items
+            .iter()
+            .filter_map(|entry| if let ManyEntry::Found(found) = entry { Some(found.data()) } else { None })
+            .collect()
+    }
+
+    /// The data of each item found, in the order asked, taken out of the result.
+    pub fn into_data(self) -> Vec<Box<RawValue>> {
+        self.items
+            .into_iter()
+            .filter_map(|entry| if let ManyEntry::Found(found) = entry { Some(found.into_data()) } else { None })
+            .collect()
+    }
 }
 
 /// The most keys one `read` takes.
