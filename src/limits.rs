@@ -15,6 +15,11 @@ pub const MAX_DESCRIPTION_CHARS: usize = 300;
 /// The largest `customMetadata` object, in bytes of its compact JSON text.
 pub const MAX_CUSTOM_METADATA_BYTES: usize = 64 * 1024;
 
+/// The most bytes of data and customMetadata one `read` of several items (`storageKeys`) returns, a
+/// key named twice counting twice: what one item can hold, so that no read carries more than a read
+/// of the largest item does.
+pub const MAX_READ_MANY_BYTES: u64 = MAX_ITEM_BYTES + MAX_CUSTOM_METADATA_BYTES as u64;
+
 /// Chrome closes the port when a host sends a frame larger than this.
 pub const MAX_REPLY_FRAME_BYTES: usize = 1024 * 1024;
 

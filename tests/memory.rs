@@ -133,6 +133,25 @@ fn pipelined_reads_of_5_mb_go_out_one_at_a_time() {
 }
 
 #[test]
+fn a_read_naming_one_5_mb_item_100_times_is_refused_in_bounded_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut host = Session::start(tmp.path(), ORIGIN);
+    let key = write_item(&mut host, SESSION, "big00001", &prose(ITEM_BYTES - 2, 2));
+    let keys = vec![key.clone(); 100];
+    let reply = host.call(json!({"id": "many", "op": "read", "sessionId": SESSION, "storageKeys": keys}));
+    assert_eq!(reply["error"]["code"], "InvalidRequestError", "{}", reply.get("error").unwrap_or(&reply["ok"]));
+    let message = reply["error"]["message"].as_str().unwrap();
+    assert!(message.contains("5308416"), "the message names the bound: {message}");
+    // Eight such requests pipelined.
+    let requests: Vec<Value> = (0..8)
+        .map(|id| json!({"id": id, "op": "read", "sessionId": SESSION, "storageKeys": vec![key.clone(); 100]}))
+        .collect();
+    assert!(pipeline(&mut host, &requests).iter().all(|seen| seen.kind == "error"));
+    assert_bounded(&host, "9 reads of 100 keys to one 5 MB item");
+    host.close();
+}
+
+#[test]
 fn a_client_that_asks_for_gzip_stays_bounded() {
     let tmp = tempfile::tempdir().unwrap();
     let mut host = Session::start(tmp.path(), ORIGIN);
