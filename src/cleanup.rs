@@ -20,7 +20,7 @@ use crate::store::{Dbs, ItemAt, SessionRecord, Store, StoreError};
 pub struct Removed {
     /// How many items were deleted.
     pub deleted_items: u64,
-    /// The sum of their `dataSize`.
+    /// The bytes they took from the quota: data and customMetadata.
     pub freed_bytes: u64,
 }
 
@@ -117,7 +117,7 @@ fn recount(txn: &mut heed::RwTxn<'_>, dbs: &Dbs, origin: &str, session_id: &str)
     for entry in dbs.items(txn, origin, session_id, None)? {
         let (_, meta) = entry?;
         count += 1;
-        size += meta.map_or(0, |meta| meta.data_size);
+        size += meta.map_or(0, |meta| meta.quota_bytes());
     }
     let Some(mut record) = dbs.session(txn, origin, session_id)? else {
         return Ok(());

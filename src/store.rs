@@ -12,6 +12,7 @@
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use heed::byteorder::BigEndian;
 use heed::types::{Bytes, Str, U64, Unit};
@@ -39,6 +40,11 @@ const NUMBER_OF_DATABASES: u32 = 6;
 /// The key in `counters` of the write sequence number.
 pub(crate) const SEQ: &str = "seq";
 
+/// The key in `counters` that says the sessions' totals count customMetadata
+/// ([`ItemMeta::quota_bytes`]). A store without it was written by hosts whose totals counted only
+/// data, and is brought up to date when it is next opened ([`Store::count_custom_metadata`]).
+pub(crate) const TOTALS_COUNT_METADATA: &str = "totals-count-custom-metadata";
+
 /// A transaction that reads (and may also be a write transaction).
 pub type ReadTxn<'e> = RoTxn<'e, WithoutTls>;
 
@@ -50,7 +56,7 @@ pub struct ItemMeta {
     pub description: String,
     /// When the item was last written, in ms since the Unix epoch.
     pub timestamp: u64,
-    /// Bytes of the data's compact JSON text; what the quota counts.
+    /// Bytes of the data's compact JSON text.
     pub data_size: u64,
     /// The store-wide write number of the last write, so that a session cleanup removes exactly the
     /// items written before it was asked for (see `cleanup`).
@@ -64,11 +70,20 @@ pub struct ItemMeta {
     pub shape: String,
 }
 
+impl ItemMeta {
+    /// The bytes the item takes from its session's quota: its data's and its customMetadata's compact
+    /// JSON text. (customMetadata is counted so that a session's size is bounded whatever its item
+    /// count: 64 KiB of it per item would otherwise fill a disk.)
+    pub fn quota_bytes(&self) -> u64 {
+        self.data_size + self.custom_metadata.as_ref().map_or(0, |custom| custom.get().len() as u64)
+    }
+}
+
 /// A session's running totals, kept equal to the sum over its items in every transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionRecord {
-    /// The sum of the session's items' `dataSize`; the quota bounds it.
+    /// The sum of the session's items' [`ItemMeta::quota_bytes`]; the quota bounds it.
     pub total_size: u64,
     /// How many items the session holds.
     pub item_count: u64,
@@ -160,6 +175,9 @@ pub struct Store {
     dir: PathBuf,
     /// Opened read-only because its files or disk can't be written: reads work, writes are refused.
     read_only: bool,
+    /// Set once a write transaction of this process has seen (or made) the totals count
+    /// customMetadata, so later ones needn't look ([`Store::count_custom_metadata`]).
+    totals_count_metadata: AtomicBool,
 }
 
 /// The bytes of `origin NUL rest`, the shape of every key.
@@ -283,7 +301,58 @@ impl Store {
         let dbs = open_databases(&env).map_err(|e| unavailable("can't create the databases of", &e))?;
         let (meta, data, by_time, sessions, ending, counters) = dbs;
         let dbs = Dbs { meta, data, by_time, sessions, ending, counters };
-        Ok(Store { env, dbs, txn_gate: RwLock::new(()), dir: dir.to_owned(), read_only })
+        let store = Store::new(env, dbs, dir, read_only);
+        // A store with items written before totals counted customMetadata is brought up to date now,
+        // so that `verify` finds it sound; should that fail (a full disk), the first write does it.
+        let behind = store.read(|txn, dbs| Ok(!dbs.meta.is_empty(txn)? && !store.metadata_counted(txn)))?;
+        if behind && let Err(error) = store.write(|_, _| Ok(())) {
+            tracing::warn!(code = error.code.as_str(), message = %error.message, "the totals could not be brought up to date yet");
+        }
+        Ok(store)
+    }
+
+    /// The store over an opened environment and its databases.
+    fn new(env: Env<WithoutTls>, dbs: Dbs, dir: &Path, read_only: bool) -> Store {
+        let txn_gate = RwLock::new(());
+        Store { env, dbs, txn_gate, dir: dir.to_owned(), read_only, totals_count_metadata: AtomicBool::new(false) }
+    }
+
+    /// Whether the store's totals count customMetadata already (see [`TOTALS_COUNT_METADATA`]).
+    fn metadata_counted(&self, txn: &ReadTxn<'_>) -> bool {
+        self.totals_count_metadata.load(Ordering::Relaxed)
+            || self.dbs.counters.get(txn, TOTALS_COUNT_METADATA).ok().flatten().is_some()
+    }
+
+    /// Brings the totals of a store written before they counted customMetadata up to date, in the
+    /// write transaction `txn`, before anything else is written in it: each session's total gains its
+    /// items' customMetadata bytes, and [`TOTALS_COUNT_METADATA`] records that it was done. It happens
+    /// once per store, whichever host writes first.
+    fn count_custom_metadata(&self, txn: &mut RwTxn<'_>) -> Result<(), StoreError> {
+        let dbs = &self.dbs;
+        if self.metadata_counted(txn) {
+            return Ok(());
+        }
+        let mut added: std::collections::BTreeMap<(String, String), u64> = Default::default();
+        for entry in dbs.meta.iter(txn)? {
+            let (key, bytes) = entry?;
+            let (origin, storage_key) = split_scoped(key);
+            let Ok(meta) = decode_meta(&storage_key, bytes) else { continue };
+            let size = meta.quota_bytes() - meta.data_size;
+            if size > 0 && !dbs.covered(txn, &origin, &storage_key, Some(&meta))? {
+                *added.entry((origin, crate::rules::session_of(&storage_key).to_owned())).or_default() += size;
+            }
+        }
+        for ((origin, session_id), size) in &added {
+            if let Some(mut record) = dbs.session(txn, origin, session_id)? {
+                record.total_size += size;
+                dbs.put_session(txn, origin, session_id, &record)?;
+            }
+        }
+        dbs.counters.put(txn, TOTALS_COUNT_METADATA, &1)?;
+        if !added.is_empty() {
+            tracing::info!(sessions = added.len(), "the sessions' totals now count their customMetadata");
+        }
+        Ok(())
     }
 
     /// The store of a read-only environment: its databases must exist already.
@@ -293,7 +362,7 @@ impl Store {
         let (meta, data, by_time, sessions, ending, counters) =
             existing_databases(&env).map_err(CacheError::storage_unavailable)?.ok_or_else(missing)?;
         let dbs = Dbs { meta, data, by_time, sessions, ending, counters };
-        Ok(Store { env, dbs, txn_gate: RwLock::new(()), dir: dir.to_owned(), read_only: true })
+        Ok(Store::new(env, dbs, dir, true))
     }
 
     /// Whether the store was opened read-only (its files or disk can't be written).
@@ -334,8 +403,10 @@ impl Store {
         self.retrying(|store| {
             let _gate = store.txn_gate.read().unwrap_or_else(|e| e.into_inner());
             let mut wtxn = store.env.write_txn()?;
+            store.count_custom_metadata(&mut wtxn)?;
             let value = f(&mut wtxn, &store.dbs)?;
             wtxn.commit()?;
+            store.totals_count_metadata.store(true, Ordering::Relaxed);
             Ok(value)
         })
     }
@@ -368,6 +439,7 @@ impl Store {
         self.retrying(|store| {
             let _gate = store.txn_gate.read().unwrap_or_else(|e| e.into_inner());
             let mut parent = store.env.write_txn()?;
+            store.count_custom_metadata(&mut parent)?;
             let mut results = Vec::with_capacity(items.len());
             for item in items {
                 let mut nested = store.env.nested_write_txn(&mut parent)?;
@@ -382,6 +454,7 @@ impl Store {
                 }
             }
             parent.commit()?;
+            store.totals_count_metadata.store(true, Ordering::Relaxed);
             Ok(results)
         })
     }
@@ -639,13 +712,13 @@ impl Dbs {
     }
 
     /// Removes an item whose metadata is `meta` (or whose metadata could not be decoded, `None`) and
-    /// returns the bytes it freed from the session's total: its `dataSize`, or, with its metadata
-    /// unreadable, the length of its data (which is what `dataSize` counted when it was written).
+    /// returns the bytes it freed from the session's total: its [`ItemMeta::quota_bytes`], or, with its
+    /// metadata unreadable, the length of its data (all that can still be known of what it counted).
     pub fn delete_item(&self, txn: &mut RwTxn<'_>, at: ItemAt<'_>, meta: Option<&ItemMeta>) -> Result<u64, StoreError> {
         let ItemAt { origin, session_id, storage_key } = at;
         let key = item_key(origin, storage_key);
         let stored = self.data.get(txn, &key)?.map_or(0, |data| data.len() as u64);
-        let freed = meta.map_or(stored, |meta| meta.data_size);
+        let freed = meta.map_or(stored, ItemMeta::quota_bytes);
         self.meta.delete(txn, &key)?;
         self.data.delete(txn, &key)?;
         match meta {
