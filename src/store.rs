@@ -23,6 +23,7 @@ use serde_json::value::RawValue;
 use crate::error::CacheError;
 use crate::limits::{INITIAL_MAP_BYTES, MAX_MAP_BYTES};
 use crate::store_file::FileCheck;
+use crate::store_pages::MapPages;
 
 /// The names of the LMDB databases, fixed on disk.
 mod db_name {
@@ -160,6 +161,8 @@ pub struct Dbs {
     pub(crate) ending: Database<'static, Bytes, U64<BigEndian>>,
     /// Store-wide counters: `seq`, the number of the last write.
     pub(crate) counters: Database<'static, Str, U64<BigEndian>>,
+    /// The map the records are read through, whose pages are dropped as reads pile up.
+    pages: MapPages,
 }
 
 /// The opened store.
@@ -300,7 +303,8 @@ impl Store {
         }
         let dbs = open_databases(&env).map_err(|e| unavailable("can't create the databases of", &e))?;
         let (meta, data, by_time, sessions, ending, counters) = dbs;
-        let dbs = Dbs { meta, data, by_time, sessions, ending, counters };
+        let pages = MapPages::new(&dir.join(crate::store_file::DATA_FILE));
+        let dbs = Dbs { meta, data, by_time, sessions, ending, counters, pages };
         let store = Store::new(env, dbs, dir, read_only);
         // A store with items written before totals counted customMetadata is brought up to date now,
         // so that `verify` finds it sound; should that fail (a full disk), the first write does it.
@@ -314,7 +318,8 @@ impl Store {
     /// The store over an opened environment and its databases.
     fn new(env: Env<WithoutTls>, dbs: Dbs, dir: &Path, read_only: bool) -> Store {
         let txn_gate = RwLock::new(());
-        Store { env, dbs, txn_gate, dir: dir.to_owned(), read_only, totals_count_metadata: AtomicBool::new(false) }
+        let totals_count_metadata = AtomicBool::new(false);
+        Store { env, dbs, txn_gate, dir: dir.to_owned(), read_only, totals_count_metadata }
     }
 
     /// Whether the store's totals count customMetadata already (see [`TOTALS_COUNT_METADATA`]).
@@ -361,7 +366,8 @@ impl Store {
             || CacheError::storage_unavailable(format!("the read-only store in {} is incomplete", dir.display()));
         let (meta, data, by_time, sessions, ending, counters) =
             existing_databases(&env).map_err(CacheError::storage_unavailable)?.ok_or_else(missing)?;
-        let dbs = Dbs { meta, data, by_time, sessions, ending, counters };
+        let pages = MapPages::new(&dir.join(crate::store_file::DATA_FILE));
+        let dbs = Dbs { meta, data, by_time, sessions, ending, counters, pages };
         Ok(Store::new(env, dbs, dir, true))
     }
 
@@ -377,9 +383,16 @@ impl Store {
     pub fn read<T>(&self, mut f: impl FnMut(&ReadTxn<'_>, &Dbs) -> Result<T, StoreError>) -> Result<T, CacheError> {
         self.retrying(|store| {
             let _gate = store.txn_gate.read().unwrap_or_else(|e| e.into_inner());
-            let rtxn = store.env.read_txn()?;
-            f(&rtxn, &store.dbs)
+            let value = f(&store.env.read_txn()?, &store.dbs);
+            store.locate_pages();
+            value
         })
+    }
+
+    /// Finds where the map lies (once per map size), so that reads can drop its pages as they pile
+    /// up (see [`crate::store_pages`]). The caller holds the transaction gate.
+    fn locate_pages(&self) {
+        self.dbs.pages.locate(self.env.info().map_size);
     }
 
     /// Runs `f` in a write transaction and commits it if `f` succeeds; aborts it otherwise.
@@ -404,10 +417,11 @@ impl Store {
             let _gate = store.txn_gate.read().unwrap_or_else(|e| e.into_inner());
             let mut wtxn = store.env.write_txn()?;
             store.count_custom_metadata(&mut wtxn)?;
-            let value = f(&mut wtxn, &store.dbs)?;
-            wtxn.commit()?;
-            store.totals_count_metadata.store(true, Ordering::Relaxed);
-            Ok(value)
+            let value = f(&mut wtxn, &store.dbs);
+            let value = value.and_then(|value| Ok(wtxn.commit().map(|()| value)?));
+            store.locate_pages();
+            store.totals_count_metadata.fetch_or(value.is_ok(), Ordering::Relaxed);
+            value
         })
     }
 
@@ -454,6 +468,7 @@ impl Store {
                 }
             }
             parent.commit()?;
+            store.locate_pages();
             store.totals_count_metadata.store(true, Ordering::Relaxed);
             Ok(results)
         })
@@ -502,6 +517,7 @@ impl Store {
     /// Sets the map size (0: the size another process last committed), with no transaction open.
     fn resize_map(&self, new_size: usize) -> Result<(), CacheError> {
         let _gate = self.txn_gate.write().unwrap_or_else(|e| e.into_inner());
+        self.dbs.pages.forget();
         // SAFETY: holding the gate exclusively means no transaction of this process is open.
         unsafe { self.env.resize(new_size) }.map_err(CacheError::storage_unavailable)
     }
@@ -630,6 +646,7 @@ impl Dbs {
         let Some(bytes) = self.meta.get(txn, &item_key(origin, storage_key))? else {
             return Ok(None);
         };
+        self.pages.read(bytes.len());
         let meta = decode_meta(storage_key, bytes);
         if self.covered(txn, origin, storage_key, meta.as_ref().ok())? {
             return Ok(None);
@@ -673,6 +690,7 @@ impl Dbs {
             .data
             .get(txn, &item_key(origin, storage_key))?
             .ok_or_else(|| CacheError::corrupted(storage_key, "its data is missing"))?;
+        self.pages.read(bytes.len());
         std::str::from_utf8(bytes).map_err(|_| CacheError::corrupted(storage_key, "its data is not UTF-8").into())
     }
 
@@ -755,7 +773,7 @@ impl Dbs {
     /// The items of a session (or of one of its tasks) in key order, as `(storageKey, metadata)`;
     /// an undecodable record comes as `Err` with its key.
     pub fn items<'t>(
-        &self,
+        &'t self,
         txn: &'t ReadTxn<'_>,
         origin: &str,
         session_id: &str,
@@ -763,8 +781,10 @@ impl Dbs {
     ) -> Result<impl Iterator<Item = ItemEntry<'t>> + 't, StoreError> {
         let prefix = items_prefix(origin, session_id, task_id);
         let iter = self.meta.prefix_iter(txn, &prefix)?;
-        Ok(iter.map(|entry| {
+        let pages = &self.pages;
+        Ok(iter.map(move |entry| {
             let (key, bytes) = entry?;
+            pages.read(bytes.len());
             let storage_key = storage_key_of(key);
             let meta = decode_meta(storage_key, bytes).map_err(CacheError::from);
             Ok((storage_key, meta))

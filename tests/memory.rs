@@ -152,6 +152,38 @@ fn a_read_naming_one_5_mb_item_100_times_is_refused_in_bounded_memory() {
 }
 
 #[test]
+fn a_full_session_read_listed_and_searched_stays_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut writer = Session::start(tmp.path(), ORIGIN);
+    let keys: Vec<String> = (0..10)
+        .map(|n| write_item(&mut writer, SESSION, &format!("item{n:04}"), &prose(ITEM_BYTES - 2, 10 + n)))
+        .collect();
+    let stats = writer.ok(json!({"id": "stats", "op": "stats", "sessionId": SESSION}));
+    assert_eq!(stats["remainingBytes"], 0, "the session is full: {stats}");
+    writer.close();
+
+    let mut host = Session::start(tmp.path(), ORIGIN);
+    let requests: Vec<Value> = keys.iter().enumerate().map(|(id, key)| read_request(id, key)).collect();
+    assert!(pipeline(&mut host, &requests).iter().all(|seen| seen.kind == "ok"));
+    assert_bounded(&host, "every item of a 50 MB session read, pipelined");
+    let list = host.ok(json!({"id": "list", "op": "list", "sessionId": SESSION}));
+    assert_eq!(list["items"].as_array().unwrap().len(), 10);
+    let found = host.ok(json!({"id": "list", "op": "list", "sessionId": SESSION, "query": "large item"}));
+    assert_eq!(found["items"].as_array().unwrap().len(), 10);
+    assert_bounded(&host, "and listed");
+    let search = host.call(json!({"id": "search", "op": "search", "sessionId": SESSION, "query": "zebra"}));
+    assert_eq!(search["ok"], true, "{}", search["error"]);
+    assert_bounded(&host, "and searched");
+    // One pointer into each item, in one request: every item's bytes are scanned.
+    let targets: Vec<Value> = keys.iter().map(|key| json!({"storageKey": key, "pointer": ""})).collect();
+    let reply = host.call(json!({"id": "pointers", "op": "read", "sessionId": SESSION, "storageKeys": targets,
+        "maxBytes": 1000}));
+    assert_eq!(reply["result"]["items"].as_array().map(Vec::len), Some(10), "{}", reply["error"]);
+    assert_bounded(&host, "and read by a pointer into each item at once");
+    host.close();
+}
+
+#[test]
 fn a_client_that_asks_for_gzip_stays_bounded() {
     let tmp = tempfile::tempdir().unwrap();
     let mut host = Session::start(tmp.path(), ORIGIN);
