@@ -1,7 +1,7 @@
 //! The native-messaging frame codec: a u32 length in native byte order, then that many bytes of JSON.
 //!
 //! Reading: [`read_frame`] yields one frame's bytes, or [`Incoming::Oversized`] for a frame longer than
-//! Chrome can send, whose bytes it reads and drops in small pieces so the stream stays in step.
+//! a request can need, whose bytes it reads and drops in small pieces so the stream stays in step.
 //! Writing: [`ReplyWriter`] sends replies, cutting one longer than Chrome accepts from a host (1 MiB)
 //! into chunk frames whose `part`s concatenate to the reply's exact JSON text ([`frames_for_reply`]
 //! gives the same frames as strings).
@@ -12,15 +12,17 @@ use byteorder::{ByteOrder, NativeEndian};
 use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use crate::limits::{MAX_REPLY_FRAME_BYTES, MAX_REQUEST_FRAME_BYTES};
+use crate::limits::{MAX_REPLY_FRAME_BYTES, MAX_REQUEST_FRAME_BYTES, OVERSIZED_HEAD_BYTES};
 
 /// One frame read from the browser.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Incoming {
     /// A frame within the limit: its JSON bytes, not yet parsed.
     Message(Vec<u8>),
-    /// A frame whose announced length was over the limit; its bytes were read and dropped.
-    Oversized(u32),
+    /// A frame whose announced length (`length`) was over the limit: its first bytes (`head`, at
+    /// most [`OVERSIZED_HEAD_BYTES`]) were kept, to look for the request's id, and the rest read and
+    /// dropped.
+    Oversized { length: u32, head: Vec<u8> },
     /// A "length" that is plainly the start of JSON text (`{"id` read as 1,684,611,707 bytes): the
     /// sender isn't framing its messages, so nothing after it can be read in step.
     NotFramed([u8; 4]),
@@ -47,11 +49,14 @@ pub async fn read_frame<R: AsyncRead + Unpin>(reader: &mut R) -> io::Result<Opti
         return Ok(Some(Incoming::NotFramed(header)));
     }
     if length > MAX_REQUEST_FRAME_BYTES {
-        let skipped = tokio::io::copy(&mut reader.take(u64::from(length)), &mut tokio::io::sink()).await?;
-        if skipped < u64::from(length) {
+        let mut head = vec![0u8; OVERSIZED_HEAD_BYTES.min(length as usize)];
+        reader.read_exact(&mut head).await?;
+        let rest = u64::from(length) - head.len() as u64;
+        let skipped = tokio::io::copy(&mut reader.take(rest), &mut tokio::io::sink()).await?;
+        if skipped < rest {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
-        return Ok(Some(Incoming::Oversized(length)));
+        return Ok(Some(Incoming::Oversized { length, head }));
     }
     let mut body = vec![0u8; length as usize];
     reader.read_exact(&mut body).await?;
@@ -420,7 +425,8 @@ mod tests {
         bytes.resize(4 + length as usize, b'x');
         bytes.extend(framed(&[b"{}"]));
         let mut reader = &bytes[..];
-        assert_eq!(read_frame(&mut reader).await.unwrap(), Some(Incoming::Oversized(length)));
+        let head = vec![b'x'; OVERSIZED_HEAD_BYTES];
+        assert_eq!(read_frame(&mut reader).await.unwrap(), Some(Incoming::Oversized { length, head }));
         assert_eq!(read_frame(&mut reader).await.unwrap(), Some(Incoming::Message(b"{}".to_vec())));
     }
 

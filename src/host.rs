@@ -81,10 +81,12 @@ where
                 out.send(&Reply::new(None, reply_text(None, &reply))).await?;
                 return out.flush().await;
             }
-            Incoming::Oversized(length) => {
+            Incoming::Oversized { length, head } => {
                 tracing::warn!(length, code = ErrorCode::InvalidRequestError.as_str(), "oversized frame skipped");
+                // The id, when the request starts with it, takes the error back to its caller.
+                let id = Fields::id_in_head(&head);
                 let reply: Result<(), _> = Err(oversized(length));
-                out.send(&Reply::new(None, reply_text(None, &reply))).await?;
+                out.send(&Reply::new(id, reply_text(id, &reply))).await?;
             }
             Incoming::Message(bytes) => {
                 // Whole frames that have already arrived behind this one are handled with it.
@@ -405,7 +407,10 @@ fn not_framed() -> CacheError {
 fn oversized(length: u32) -> CacheError {
     CacheError::new(
         ErrorCode::InvalidRequestError,
-        format!("a frame of {length} bytes is over the limit of {MAX_REQUEST_FRAME_BYTES}; it was skipped"),
+        format!(
+            "a frame of {length} bytes is over the limit of {MAX_REQUEST_FRAME_BYTES} for one request (room for an item's \
+             5 MiB of data and 64 KiB of customMetadata); it was skipped"
+        ),
         "split the data into items of at most 5 MB each and send them as separate requests",
     )
     .expected(format!("a frame of at most {MAX_REQUEST_FRAME_BYTES} bytes"))

@@ -231,3 +231,29 @@ fn feed(host: &mut Session, bytes: Vec<u8>) -> std::thread::JoinHandle<std::proc
         stdin
     })
 }
+
+#[test]
+fn the_largest_request_frames_stay_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut host = Session::start(tmp.path(), ORIGIN);
+    let hello = host.ok(json!({"id": 1, "op": "hello"}));
+    let limit = hello["limits"]["maxRequestFrameBytes"].as_u64().unwrap() as usize;
+    // A write at exactly the limit: 5 MiB of data after white space that compacting removes.
+    let data = prose(ITEM_BYTES - 2, 5);
+    let head = format!(r#"{{"id":"at-limit","op":"write","sessionId":"{SESSION}","description":"d","data":"#);
+    let tail = format!("{}\"{data}\"}}", " ".repeat(limit - head.len() - data.len() - 3));
+    let at_limit = format!("{head}{tail}");
+    assert_eq!(at_limit.len(), limit);
+    // And one a few bytes over it.
+    let over = at_limit.replacen(r#""id":"at-limit""#, r#""id":"over-the-limit""#, 1);
+    assert_eq!(over.len(), limit + 6);
+    let stdin = feed(&mut host, [common::frame(at_limit.as_bytes()), common::frame(over.as_bytes())].concat());
+    let replies = [host.read_reply(), host.read_reply()];
+    let stdin = stdin.join().unwrap();
+    assert_eq!((&replies[0]["id"], &replies[0]["ok"]), (&json!("at-limit"), &json!(true)), "{}", replies[0]["error"]);
+    assert_eq!(replies[1]["error"]["code"], "InvalidRequestError", "{}", replies[1]);
+    assert_eq!(replies[1]["id"], "over-the-limit", "the id at the frame's start is recovered: {}", replies[1]);
+    assert_bounded(&host, "a request frame at the limit and one over it");
+    drop(stdin);
+    host.close();
+}
