@@ -86,11 +86,14 @@ pub fn finish(store: &Store, origin: &str, session_id: &str) -> Result<Removed, 
                         more = true;
                         break;
                     }
-                    meta => victims.push((storage_key.to_owned(), meta.ok())),
+                    _ => victims.push(storage_key.to_owned()),
                 }
             }
             let mut batch = Removed::default();
-            for (storage_key, meta) in &victims {
+            for storage_key in &victims {
+                // Each item's metadata is read again as it is deleted, so that a batch's
+                // customMetadata (up to 64 KiB each) is never held all at once.
+                let meta = dbs.stored_meta(txn, origin, storage_key)?;
                 let at = ItemAt { origin, session_id, storage_key };
                 batch.freed_bytes += dbs.delete_item(txn, at, meta.as_ref())?;
                 batch.deleted_items += 1;

@@ -654,6 +654,21 @@ impl Dbs {
         meta.map(Some)
     }
 
+    /// An item's metadata as stored, whether or not a begun cleanup covers it; `None` when there is
+    /// none or it can't be decoded.
+    pub fn stored_meta(
+        &self,
+        txn: &ReadTxn<'_>,
+        origin: &str,
+        storage_key: &str,
+    ) -> Result<Option<ItemMeta>, StoreError> {
+        let Some(bytes) = self.meta.get(txn, &item_key(origin, storage_key))? else {
+            return Ok(None);
+        };
+        self.pages.read(bytes.len());
+        Ok(decode_meta(storage_key, bytes).ok())
+    }
+
     /// Whether anything (metadata or data, readable or not) is stored under `storage_key` that no
     /// begun cleanup covers.
     pub fn contains(&self, txn: &ReadTxn<'_>, origin: &str, storage_key: &str) -> Result<bool, StoreError> {
@@ -737,6 +752,9 @@ impl Dbs {
         let key = item_key(origin, storage_key);
         let stored = self.data.get(txn, &key)?.map_or(0, |data| data.len() as u64);
         let freed = meta.map_or(stored, ItemMeta::quota_bytes);
+        // Freeing a long record reads the first page of its pages in the map, and the kernel maps
+        // the pages around it with it: count them as read.
+        self.pages.read((stored + freed) as usize);
         self.meta.delete(txn, &key)?;
         self.data.delete(txn, &key)?;
         match meta {

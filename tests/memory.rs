@@ -184,6 +184,33 @@ fn a_full_session_read_listed_and_searched_stays_bounded() {
 }
 
 #[test]
+fn ending_a_full_session_of_items_with_the_largest_custom_metadata_stays_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut host = Session::start(tmp.path(), ORIGIN);
+    // 64 KiB of customMetadata and one byte of data each: 806 items fill the quota.
+    let custom = json!({"note": "c".repeat(65_000)});
+    let requests: Vec<Value> = (0..820)
+        .map(|n| {
+            json!({"id": n, "op": "write", "sessionId": SESSION, "taskId": "task0001", "turnId": format!("t{n:07}"),
+                "data": 1, "description": "d", "customMetadata": custom})
+        })
+        .collect();
+    let stdin = feed(&mut host, requests.iter().flat_map(request_frame).collect());
+    let seen: Vec<Seen> = requests.iter().map(|_| next_reply(&mut host)).collect();
+    let stdin = stdin.join().unwrap();
+    assert_eq!(seen.iter().filter(|seen| seen.kind == "ok").count(), 806, "the quota counts customMetadata");
+    assert_bounded(&host, "806 writes of 64 KiB of customMetadata");
+    drop(stdin);
+    host.close();
+
+    let mut host = Session::start(tmp.path(), ORIGIN);
+    let ended = host.ok(json!({"id": "end", "op": "endSession", "sessionId": SESSION}));
+    assert_eq!(ended["deletedItems"], 806);
+    assert_bounded(&host, "and the session ended");
+    host.close();
+}
+
+#[test]
 fn a_client_that_asks_for_gzip_stays_bounded() {
     let tmp = tempfile::tempdir().unwrap();
     let mut host = Session::start(tmp.path(), ORIGIN);
