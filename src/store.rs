@@ -384,15 +384,17 @@ impl Store {
         self.retrying(|store| {
             let _gate = store.txn_gate.read().unwrap_or_else(|e| e.into_inner());
             let value = f(&store.env.read_txn()?, &store.dbs);
-            store.locate_pages();
+            store.after_transaction();
             value
         })
     }
 
-    /// Finds where the map lies (once per map size), so that reads can drop its pages as they pile
-    /// up (see [`crate::store_pages`]). The caller holds the transaction gate.
-    fn locate_pages(&self) {
+    /// Counts the B-tree pages the transaction that just ended read, and finds where the map lies
+    /// (once per map size), so that its pages are dropped as reads pile up (see
+    /// [`crate::store_pages`]). The caller holds the transaction gate.
+    fn after_transaction(&self) {
         self.dbs.pages.locate(self.env.info().map_size);
+        self.dbs.pages.transaction();
     }
 
     /// Runs `f` in a write transaction and commits it if `f` succeeds; aborts it otherwise.
@@ -419,7 +421,7 @@ impl Store {
             store.count_custom_metadata(&mut wtxn)?;
             let value = f(&mut wtxn, &store.dbs);
             let value = value.and_then(|value| Ok(wtxn.commit().map(|()| value)?));
-            store.locate_pages();
+            store.after_transaction();
             store.totals_count_metadata.fetch_or(value.is_ok(), Ordering::Relaxed);
             value
         })
@@ -457,6 +459,7 @@ impl Store {
             let mut results = Vec::with_capacity(items.len());
             for item in items {
                 let mut nested = store.env.nested_write_txn(&mut parent)?;
+                store.dbs.pages.transaction();
                 match f(&mut nested, &store.dbs, item) {
                     Ok(value) => {
                         nested.commit()?;
@@ -468,7 +471,7 @@ impl Store {
                 }
             }
             parent.commit()?;
-            store.locate_pages();
+            store.after_transaction();
             store.totals_count_metadata.store(true, Ordering::Relaxed);
             Ok(results)
         })

@@ -7,11 +7,12 @@
 //! is), so its pages can be dropped at any moment without losing a byte: the page cache keeps them,
 //! and the next read maps them again for the cost of a minor fault.
 //!
-//! The store counts the bytes of the records it reads ([`MapPages::read`]) and drops the pages
-//! whenever a few MB have piled up, before the next record is read, so whatever it reads (a search
-//! over a whole session, a host running for days) it keeps a few MB of the map resident, not 50. A
-//! request that reads little costs nothing: dropping pages takes a system call and the pages read
-//! next (the B-trees' top pages) must be mapped again, so it is done only every few MB.
+//! The store counts the bytes of the records it reads ([`MapPages::read`]), and a few pages of
+//! B-tree for every transaction ([`MapPages::transaction`]), and drops the pages whenever a few
+//! MB have piled up, before the next record is read: whatever it reads (a search over a whole
+//! session, a host running for days) it keeps a few MB of the map resident, not 50. A request that
+//! reads little costs nothing: dropping pages takes a system call and the pages read next (the
+//! B-trees' top pages) must be mapped again, so it is done only every few MB.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -19,6 +20,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The pages are dropped whenever the records read since they last were pass this many bytes.
 const RELEASE_EVERY_BYTES: usize = 4 * 1024 * 1024;
+
+/// What a transaction (or one command of a group commit) is counted as reading besides its records:
+/// the B-tree pages on its paths (a root-to-leaf path in each database it touches).
+const TRANSACTION_BYTES: usize = 64 * 1024;
 
 /// Finds the store's map in this process and drops its resident pages.
 pub struct MapPages {
@@ -63,15 +68,21 @@ impl MapPages {
         *self.found.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
-    /// Finds the map in this process's memory, unless it was found at this size already (a
-    /// resize maps the file anew). `map_size` is the map's size now; the caller must keep the map from
-    /// being moved or resized until the next [`MapPages::forget`] (the store holds its transaction
-    /// gate around every transaction, and resizes only with it held exclusively).
+    /// Finds the map in this process's memory, unless it was found at this size already (a resize
+    /// maps the file anew). `map_size` is the map's size now; the caller must keep the map from being
+    /// moved or resized until the next [`MapPages::forget`] (the store holds its transaction gate
+    /// around every transaction, and resizes only with it held exclusively).
     pub fn locate(&self, map_size: usize) {
         let mut found = self.found.lock().unwrap_or_else(|e| e.into_inner());
         if found.is_none_or(|(size, _)| size != map_size) {
             *found = Some((map_size, find_map(&self.file, map_size)));
         }
+    }
+
+    /// Counts the B-tree pages a transaction (or one command of a group commit) read, as
+    /// [`MapPages::read`] counts records.
+    pub fn transaction(&self) {
+        self.read(TRANSACTION_BYTES);
     }
 }
 
