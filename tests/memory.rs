@@ -1,11 +1,13 @@
 //! The host's memory stays bounded whatever it is sent (issue 15): its peak resident set, read from
 //! `/proc/<pid>/status` while it still runs, stays under [`MAX_HOST_RSS_BYTES`] through the worst
 //! sequences of requests the protocol allows: hundreds of pipelined 5 MB reads, a read naming one
-//! 5 MB item a hundred times, a full 50 MB session read, listed and searched, a client that asks for
-//! gzip, pipelined 5 MB writes, and request frames at and over the limit.
+//! 5 MB item a hundred times, a full 50 MB session read, listed, searched and read by pointers, a
+//! session filled with the largest customMetadata and ended, a client that asks for gzip, pipelined
+//! 5 MB writes, and request frames at and over the limit.
 //!
-//! Each sequence runs in a fresh host, so each peak is that sequence's own. Run with `--nocapture` to
-//! see the figures.
+//! The bound counts everything resident, the LMDB map's file-backed pages included: the host drops
+//! those as it reads, so they need no allowance of their own. Each sequence runs in a fresh host, so
+//! each peak is that sequence's own. Run with `--nocapture` to see the figures.
 
 #![cfg(target_os = "linux")]
 

@@ -33,7 +33,7 @@ pub struct ListResult {
     next_cursor: Option<String>,
     /// How many items the session (or the task, when filtered) holds in all.
     item_count: u64,
-    /// Their total `dataSize`.
+    /// What they take from the quota: their data and customMetadata bytes.
     total_size: u64,
 }
 
