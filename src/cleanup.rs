@@ -20,7 +20,7 @@ use crate::store::{Dbs, ItemAt, SessionRecord, Store, StoreError};
 pub struct Removed {
     /// How many items were deleted.
     pub deleted_items: u64,
-    /// The sum of their `dataSize`.
+    /// The bytes they took from the quota: data and customMetadata.
     pub freed_bytes: u64,
 }
 
@@ -86,11 +86,14 @@ pub fn finish(store: &Store, origin: &str, session_id: &str) -> Result<Removed, 
                         more = true;
                         break;
                     }
-                    meta => victims.push((storage_key.to_owned(), meta.ok())),
+                    _ => victims.push(storage_key.to_owned()),
                 }
             }
             let mut batch = Removed::default();
-            for (storage_key, meta) in &victims {
+            for storage_key in &victims {
+                // Each item's metadata is read again as it is deleted, so that a batch's
+                // customMetadata (up to 64 KiB each) is never held all at once.
+                let meta = dbs.stored_meta(txn, origin, storage_key)?;
                 let at = ItemAt { origin, session_id, storage_key };
                 batch.freed_bytes += dbs.delete_item(txn, at, meta.as_ref())?;
                 batch.deleted_items += 1;
@@ -117,7 +120,7 @@ fn recount(txn: &mut heed::RwTxn<'_>, dbs: &Dbs, origin: &str, session_id: &str)
     for entry in dbs.items(txn, origin, session_id, None)? {
         let (_, meta) = entry?;
         count += 1;
-        size += meta.map_or(0, |meta| meta.data_size);
+        size += meta.map_or(0, |meta| meta.quota_bytes());
     }
     let Some(mut record) = dbs.session(txn, origin, session_id)? else {
         return Ok(());

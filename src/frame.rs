@@ -1,8 +1,8 @@
 //! The native-messaging frame codec: a u32 length in native byte order, then that many bytes of JSON.
 //!
 //! Reading: [`read_frame`] yields one frame's bytes, or [`Incoming::Oversized`] for a frame longer than
-//! Chrome can send, whose bytes it reads and drops in small pieces so the stream stays in step.
-//! Writing: [`write_replies`] sends replies, cutting one longer than Chrome accepts from a host (1 MiB)
+//! a request can need, whose bytes it reads and drops in small pieces so the stream stays in step.
+//! Writing: [`ReplyWriter`] sends replies, cutting one longer than Chrome accepts from a host (1 MiB)
 //! into chunk frames whose `part`s concatenate to the reply's exact JSON text ([`frames_for_reply`]
 //! gives the same frames as strings).
 
@@ -12,15 +12,17 @@ use byteorder::{ByteOrder, NativeEndian};
 use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use crate::limits::{MAX_REPLY_FRAME_BYTES, MAX_REQUEST_FRAME_BYTES};
+use crate::limits::{MAX_REPLY_FRAME_BYTES, MAX_REQUEST_FRAME_BYTES, OVERSIZED_HEAD_BYTES};
 
 /// One frame read from the browser.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Incoming {
     /// A frame within the limit: its JSON bytes, not yet parsed.
     Message(Vec<u8>),
-    /// A frame whose announced length was over the limit; its bytes were read and dropped.
-    Oversized(u32),
+    /// A frame whose announced length (`length`) was over the limit: its first bytes (`head`, at
+    /// most [`OVERSIZED_HEAD_BYTES`]) were kept, to look for the request's id, and the rest read and
+    /// dropped.
+    Oversized { length: u32, head: Vec<u8> },
     /// A "length" that is plainly the start of JSON text (`{"id` read as 1,684,611,707 bytes): the
     /// sender isn't framing its messages, so nothing after it can be read in step.
     NotFramed([u8; 4]),
@@ -47,11 +49,14 @@ pub async fn read_frame<R: AsyncRead + Unpin>(reader: &mut R) -> io::Result<Opti
         return Ok(Some(Incoming::NotFramed(header)));
     }
     if length > MAX_REQUEST_FRAME_BYTES {
-        let skipped = tokio::io::copy(&mut reader.take(u64::from(length)), &mut tokio::io::sink()).await?;
-        if skipped < u64::from(length) {
+        let mut head = vec![0u8; OVERSIZED_HEAD_BYTES.min(length as usize)];
+        reader.read_exact(&mut head).await?;
+        let rest = u64::from(length) - head.len() as u64;
+        let skipped = tokio::io::copy(&mut reader.take(rest), &mut tokio::io::sink()).await?;
+        if skipped < rest {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
-        return Ok(Some(Incoming::Oversized(length)));
+        return Ok(Some(Incoming::Oversized { length, head }));
     }
     let mut body = vec![0u8; length as usize];
     reader.read_exact(&mut body).await?;
@@ -67,53 +72,50 @@ fn looks_like_text(header: &[u8; 4]) -> bool {
         && header.iter().all(|b| b.is_ascii_graphic() || b.is_ascii_whitespace())
 }
 
-/// A reply ready to send: its request's id (JSON) and the reply's JSON text, with, for a read, the
-/// item's data kept apart and spliced in as the frames are written, so it is never copied into the text.
+/// A reply ready to send, made of plain pieces: its JSON text, with the long values it carries (a
+/// read's stored data) kept apart and put in their places only as the frames are written, so that a
+/// 5 MB item is never copied into the text.
 #[derive(Debug, Clone)]
 pub struct Reply {
     /// The request's id as JSON text, `null` when it had none.
     pub id: Box<RawValue>,
-    /// The reply's JSON text (without the spliced data, if any), which may be longer than one frame.
+    /// The reply's JSON text without the values in `splices` (the whole text when there are none),
+    /// which may be longer than one frame.
     text: String,
-    /// Data that belongs at this byte offset of `text`.
-    splice: Option<(usize, Box<RawValue>)>,
+    /// Long values, each with the byte offset of `text` where it belongs, in increasing order.
+    splices: Vec<(usize, Box<RawValue>)>,
 }
 
 impl Reply {
     /// A reply to the request whose id is `id` (`None`: no usable id).
     pub fn new(id: Option<&RawValue>, text: String) -> Reply {
-        Reply { id: id.unwrap_or(RawValue::NULL).to_owned(), text, splice: None }
+        Reply { id: id.unwrap_or(RawValue::NULL).to_owned(), text, splices: Vec::new() }
     }
 
-    /// A reply whose JSON text is `text` with `data` inserted at byte `at` (a character boundary).
-    pub fn spliced(id: Option<&RawValue>, text: String, at: usize, data: Box<RawValue>) -> Reply {
-        Reply { splice: Some((at, data)), ..Reply::new(id, text) }
+    /// A reply whose JSON text is `text` with each value of `splices` inserted at its byte offset
+    /// (character boundaries, in increasing order).
+    pub fn spliced(id: Option<&RawValue>, text: String, splices: Vec<(usize, Box<RawValue>)>) -> Reply {
+        Reply { splices, ..Reply::new(id, text) }
     }
 
-    /// The reply's JSON text, in up to three pieces: text before the data, the data, text after it.
-    fn pieces(&self) -> [&str; 3] {
-        match &self.splice {
-            Some((at, data)) => [&self.text[..*at], data.get(), &self.text[*at..]],
-            None => [&self.text, "", ""],
+    /// The reply's JSON text as the pieces to write one after another: the text before the first
+    /// value, the value, the text up to the next value, and so on to the text after the last.
+    pub fn pieces(&self) -> Vec<&str> {
+        let mut pieces = Vec::with_capacity(2 * self.splices.len() + 1);
+        let mut from = 0;
+        for (at, value) in &self.splices {
+            pieces.push(&self.text[from..*at]);
+            pieces.push(value.get());
+            from = *at;
         }
+        pieces.push(&self.text[from..]);
+        pieces
     }
 
     /// The length of the reply's whole JSON text.
     #[allow(clippy::len_without_is_empty)] // a reply is never empty
     pub fn len(&self) -> usize {
-        self.pieces().iter().map(|piece| piece.len()).sum()
-    }
-
-    /// The reply's whole JSON text, in one string.
-    pub fn into_text(self) -> String {
-        match self.splice {
-            Some((at, data)) => {
-                let mut text = self.text;
-                text.insert_str(at, data.get());
-                text
-            }
-            None => self.text,
-        }
+        self.text.len() + self.splices.iter().map(|(_, value)| value.get().len()).sum::<usize>()
     }
 
     /// The frames that carry this reply (see [`frames_for_reply`]).
@@ -123,58 +125,73 @@ impl Reply {
         (0..starts.len().max(1))
             .map(|frame| {
                 let mut body = Vec::new();
-                self.push_frame_body(&mut body, &pieces, &starts, frame);
+                push_frame_body(&mut body, &self.id, &pieces, &starts, frame);
                 String::from_utf8(body).unwrap_or_default()
             })
             .collect()
     }
+}
 
-    /// Appends the body of frame `frame` of this reply, cut at `starts` ([`chunk_starts`] of `pieces`):
-    /// the whole text when it isn't cut, else chunk `frame`.
-    fn push_frame_body(&self, out: &mut Vec<u8>, pieces: &[&str], starts: &[usize], frame: usize) {
-        if starts.is_empty() {
-            pieces.iter().for_each(|piece| out.extend_from_slice(piece.as_bytes()));
-        } else {
-            push_chunk(out, &self.id, pieces, starts, frame);
-        }
+/// Appends the body of frame `frame` of a reply (its id and pieces), cut at `starts` ([`chunk_starts`]
+/// of `pieces`): the whole text when it isn't cut, else chunk `frame`.
+fn push_frame_body(out: &mut Vec<u8>, id: &RawValue, pieces: &[&str], starts: &[usize], frame: usize) {
+    if starts.is_empty() {
+        pieces.iter().for_each(|piece| out.extend_from_slice(piece.as_bytes()));
+    } else {
+        push_chunk(out, id, pieces, starts, frame);
     }
 }
 
 /// Write out the buffer once it holds this much, so a long reply never sits whole in it.
 const WRITE_AT_BYTES: usize = MAX_REPLY_FRAME_BYTES;
 
-/// Writes replies' frames, cut into chunks as [`frames_for_reply`] describes, through `buffer` (kept
-/// between calls so its memory is reused). Chunk frames are escaped straight from the reply's pieces
-/// (its text and its stored data), one at a time, so a 5 MB reply is never copied whole; small replies
-/// share one write, and then a flush.
-///
-/// # Errors
-/// Any error of the writer (a closed stdout is `BrokenPipe`).
-pub async fn write_replies<W: AsyncWrite + Unpin>(
-    writer: &mut W,
-    replies: &[Reply],
-    buffer: &mut Vec<u8>,
-) -> io::Result<()> {
-    buffer.clear();
-    for reply in replies {
+/// Sends replies as frames, cut into chunks as [`frames_for_reply`] describes, through one buffer
+/// that is kept from reply to reply. Chunk frames are escaped straight from a reply's pieces (its text
+/// and its stored data), one at a time, so a 5 MB reply is never copied whole; short replies wait in
+/// the buffer and share one write.
+pub struct ReplyWriter<W> {
+    /// Where the frames go: stdout, in the host.
+    writer: W,
+    /// Frames not yet written: short replies, and at most one chunk frame.
+    buffer: Vec<u8>,
+}
+
+impl<W: AsyncWrite + Unpin> ReplyWriter<W> {
+    /// A writer of replies to `writer`.
+    pub fn new(writer: W) -> Self {
+        ReplyWriter { writer, buffer: Vec::new() }
+    }
+
+    /// Puts a reply's frames in the buffer, writing each chunk frame out as soon as it is made, and
+    /// the buffer once it holds 1 MiB. What is left waits for [`ReplyWriter::flush`].
+    ///
+    /// # Errors
+    /// Any error of the writer (a closed stdout is `BrokenPipe`).
+    pub async fn send(&mut self, reply: &Reply) -> io::Result<()> {
         let pieces = reply.pieces();
         let starts = chunk_starts(&reply.id, &pieces);
         for frame in 0..starts.len().max(1) {
-            push_frame(buffer, |out| reply.push_frame_body(out, &pieces, &starts, frame))?;
+            push_frame(&mut self.buffer, |out| push_frame_body(out, &reply.id, &pieces, &starts, frame))?;
             // A chunk frame is close to 1 MiB: out it goes.
-            if !starts.is_empty() {
-                writer.write_all(buffer).await?;
-                buffer.clear();
+            if !starts.is_empty() || self.buffer.len() >= WRITE_AT_BYTES {
+                self.writer.write_all(&self.buffer).await?;
+                self.buffer.clear();
             }
         }
-        if buffer.len() >= WRITE_AT_BYTES {
-            writer.write_all(buffer).await?;
-            buffer.clear();
-        }
+        Ok(())
     }
-    writer.write_all(buffer).await?;
-    buffer.clear();
-    writer.flush().await
+
+    /// Writes out the buffer and flushes the writer. The buffer keeps no more than a few frames'
+    /// worth of memory after a burst of long replies.
+    ///
+    /// # Errors
+    /// Any error of the writer.
+    pub async fn flush(&mut self) -> io::Result<()> {
+        self.writer.write_all(&self.buffer).await?;
+        self.buffer.clear();
+        self.buffer.shrink_to(2 * MAX_REPLY_FRAME_BYTES);
+        self.writer.flush().await
+    }
 }
 
 /// Appends one frame to `out`: a length header, then the bytes `body` appends.
@@ -233,7 +250,7 @@ fn escape_into(out: &mut Vec<u8>, text: &str) {
 /// A reply of at most 1 MiB is one frame, as it is. A longer one becomes chunk frames
 /// `{"id","chunk","chunks","part"}`: the `part`s, in order, concatenate to `reply` exactly.
 pub fn frames_for_reply(id: &RawValue, reply: String) -> Vec<String> {
-    Reply { id: id.to_owned(), text: reply, splice: None }.frames()
+    Reply::new(Some(id), reply).frames()
 }
 
 /// Where each chunk of a reply (its pieces, concatenated) starts, or nothing when it fits in one frame.
@@ -408,51 +425,62 @@ mod tests {
         bytes.resize(4 + length as usize, b'x');
         bytes.extend(framed(&[b"{}"]));
         let mut reader = &bytes[..];
-        assert_eq!(read_frame(&mut reader).await.unwrap(), Some(Incoming::Oversized(length)));
+        let head = vec![b'x'; OVERSIZED_HEAD_BYTES];
+        assert_eq!(read_frame(&mut reader).await.unwrap(), Some(Incoming::Oversized { length, head }));
         assert_eq!(read_frame(&mut reader).await.unwrap(), Some(Incoming::Message(b"{}".to_vec())));
     }
 
+    /// Sends `replies` through a [`ReplyWriter`] and returns what it wrote, and its buffer's capacity.
+    async fn sent(replies: &[Reply]) -> (Vec<u8>, usize) {
+        let mut out = Vec::new();
+        let mut writer = ReplyWriter::new(&mut out);
+        for reply in replies {
+            writer.send(reply).await.unwrap();
+        }
+        writer.flush().await.unwrap();
+        let capacity = writer.buffer.capacity();
+        (out, capacity)
+    }
+
     #[tokio::test]
-    async fn write_replies_sends_the_same_frames_as_frames_for_reply() {
+    async fn the_reply_writer_sends_the_same_frames_as_frames_for_reply() {
         let big = format!("{{\"id\":3,\"ok\":true,\"result\":\"{}\"}}", "a\\\"é😀\u{1}".repeat(400_000));
         let replies = [
             Reply::new(None, r#"{"id":null,"ok":false}"#.to_owned()),
             Reply::new(Some(&raw("3")), big),
             Reply::new(Some(&raw("\"x\"")), r#"{"id":"x","ok":true}"#.to_owned()),
         ];
-        let mut out = Vec::new();
-        let mut buffer = Vec::new();
-        write_replies(&mut out, &replies, &mut buffer).await.unwrap();
+        let (out, capacity) = sent(&replies).await;
         let frames: Vec<String> = replies.iter().flat_map(Reply::frames).collect();
         assert!(frames.len() >= 5, "the long reply is chunked: {} frames", frames.len());
         let bodies: Vec<&[u8]> = frames.iter().map(|frame| frame.as_bytes()).collect();
         assert_eq!(out, framed(&bodies));
-        assert!(buffer.capacity() < 3 * MAX_REPLY_FRAME_BYTES, "the buffer holds a frame or two, not the reply");
+        assert!(capacity < 3 * MAX_REPLY_FRAME_BYTES, "the buffer holds a frame or two, not the reply");
     }
 
     #[tokio::test]
     async fn spliced_data_is_framed_as_if_it_were_in_the_text() {
         let data = raw(&serde_json::to_string(&"q\"\\\u{1}é😀 ".repeat(300_000)).unwrap());
-        let (before, after) = (r#"{"id":9,"ok":true,"result":{"item":{"data":"#, "}}}");
-        let whole = format!("{before}{}{after}", data.get());
-        let spliced = Reply::spliced(Some(&raw("9")), format!("{before}{after}"), before.len(), data);
+        let more = raw(&serde_json::to_string(&"x".repeat(200_000)).unwrap());
+        let (before, between, after) = (r#"{"id":9,"ok":true,"result":{"items":[{"data":"#, "},{\"data\":", "}]}}");
+        let whole = format!("{before}{}{between}{}{after}", data.get(), more.get());
+        let text = format!("{before}{between}{after}");
+        let at = [before.len(), before.len() + between.len()];
+        let spliced = Reply::spliced(Some(&raw("9")), text, vec![(at[0], data), (at[1], more)]);
         assert_eq!(spliced.len(), whole.len());
+        assert_eq!(spliced.pieces().concat(), whole);
         let frames = spliced.frames();
         assert!(frames.len() >= 3, "the reply is chunked");
         assert_eq!(frames, frames_for_reply(&raw("9"), whole.clone()));
-        let mut out = Vec::new();
-        write_replies(&mut out, std::slice::from_ref(&spliced), &mut Vec::new()).await.unwrap();
+        let (out, _) = sent(std::slice::from_ref(&spliced)).await;
         let bodies: Vec<&[u8]> = frames.iter().map(|frame| frame.as_bytes()).collect();
         assert_eq!(out, framed(&bodies));
         assert_eq!(assert_chunks_rebuild(&raw("9"), &whole), frames.len());
-        assert_eq!(spliced.into_text(), whole);
     }
 
     #[tokio::test]
     async fn writes_native_endian_headers() {
-        let mut out = Vec::new();
         let replies = [Reply::new(None, "{}".to_owned()), Reply::new(None, "[1]".to_owned())];
-        write_replies(&mut out, &replies, &mut Vec::new()).await.unwrap();
-        assert_eq!(out, framed(&[b"{}", b"[1]"]));
+        assert_eq!(sent(&replies).await.0, framed(&[b"{}", b"[1]"]));
     }
 }

@@ -2,10 +2,12 @@
 //!
 //! [`serve`] takes any reader and writer, so tests drive it over in-memory pipes; `main` gives it
 //! stdin and stdout ([`crate::pipe`]). Requests are handled in the order they arrive (replies come in
-//! that order too, but clients match them by id). Store work runs on the runtime's own thread between
+//! that order too, but clients match them by id), and each reply is sent before the next one is made,
+//! so the host holds one reply at a time however many are asked for at once. Store work runs on the runtime's own thread between
 //! reads, synchronously: the host serves one browser port, so there is nothing to overlap it with, and
 //! no LMDB transaction is ever held across an `.await`. Maintenance runs on tokio's blocking pool.
 
+use std::collections::VecDeque;
 use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,11 +17,11 @@ use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::cleanup;
-use crate::cmd::{Command, Context};
+use crate::cmd::{Command, Context, Success};
 use crate::error::{CacheError, ErrorCode};
-use crate::frame::{Incoming, Reply, read_frame, write_replies};
+use crate::frame::{Incoming, Reply, ReplyWriter, read_frame};
 use crate::limits::{MAX_REQUEST_FRAME_BYTES, ORPHAN_SWEEP_EVERY_MS};
-use crate::message::{Fields, reply_text};
+use crate::message::{Fields, reply_text, write_reply};
 
 /// Serves requests until input ends, then waits for a maintenance run in progress and returns.
 ///
@@ -55,8 +57,7 @@ where
     W: AsyncWrite + Unpin,
 {
     let reader = &mut BufReader::with_capacity(INPUT_BUFFER_BYTES, reader);
-    // Reply frames are written through this one buffer, kept from reply to reply.
-    let mut out = Vec::new();
+    let mut out = ReplyWriter::new(writer);
     loop {
         let frame = match read_frame(reader).await {
             Ok(Some(frame)) => frame,
@@ -67,7 +68,7 @@ where
             }
             Err(e) => return Err(e),
         };
-        let replies = match frame {
+        match frame {
             Incoming::NotFramed(header) => {
                 let start = String::from_utf8_lossy(&header);
                 tracing::warn!(start = %start.escape_debug(), "input is JSON text without frame headers; stopping");
@@ -77,35 +78,33 @@ where
                      `llm-cache-host call`, which frames each line."
                 );
                 let reply: Result<(), _> = Err(not_framed());
-                write_replies(writer, &[Reply::new(None, reply_text(None, &reply))], &mut out).await?;
-                return Ok(());
+                out.send(&Reply::new(None, reply_text(None, &reply))).await?;
+                return out.flush().await;
             }
-            Incoming::Oversized(length) => {
+            Incoming::Oversized { length, head } => {
                 tracing::warn!(length, code = ErrorCode::InvalidRequestError.as_str(), "oversized frame skipped");
+                // The id, when the request starts with it, takes the error back to its caller.
+                let id = Fields::id_in_head(&head);
                 let reply: Result<(), _> = Err(oversized(length));
-                vec![Reply::new(None, reply_text(None, &reply))]
+                out.send(&Reply::new(id, reply_text(id, &reply))).await?;
             }
             Incoming::Message(bytes) => {
                 // Whole frames that have already arrived behind this one are handled with it.
-                let mut group = vec![bytes];
-                while group.len() < MAX_GROUP && complete_frame_waiting(reader.buffer()) {
+                let mut frames = vec![bytes];
+                while frames.len() < MAX_GROUP && complete_frame_waiting(reader.buffer()) {
                     match read_frame(reader).await? {
-                        Some(Incoming::Message(bytes)) => group.push(bytes),
+                        Some(Incoming::Message(bytes)) => frames.push(bytes),
                         _ => unreachable!("a complete frame within the limit was waiting"),
                     }
                 }
-                let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handle_all(ctx, &group)));
-                handled.unwrap_or_else(|_| {
-                    tracing::error!("a request handler panicked");
-                    let reply: Result<(), _> =
-                        Err(CacheError::storage_unavailable("the host failed while handling the request"));
-                    vec![Reply::new(None, reply_text(None, &reply)); group.len()]
-                })
+                // Each reply is sent before the next one is made, so the group never holds two.
+                let mut group = Group::parse(ctx, &frames);
+                while let Some(reply) = group.next_reply() {
+                    out.send(&reply).await?;
+                }
             }
-        };
-        write_replies(writer, &replies, &mut out).await?;
-        // A burst of long replies leaves no more than a few frames' worth behind.
-        out.shrink_to(2 * crate::limits::MAX_REPLY_FRAME_BYTES);
+        }
+        out.flush().await?;
     }
 }
 
@@ -118,161 +117,248 @@ fn complete_frame_waiting(buffer: &[u8]) -> bool {
 
 /// Handles one request frame and returns the frames of its reply.
 pub fn handle(ctx: &Context, bytes: &[u8]) -> Vec<String> {
-    handle_all(ctx, std::slice::from_ref(&bytes.to_vec())).pop().map(|reply| reply.frames()).unwrap_or_default()
+    let frames = [bytes.to_vec()];
+    Group::parse(ctx, &frames).next_reply().map(|reply| reply.frames()).unwrap_or_default()
 }
+
+/// A command's outcome: what it returns, or the error it is answered with.
+type Outcome = Result<Success, CacheError>;
 
 /// A request frame parsed as far as it goes: its fields and id with its command (or why there is
 /// none), or, when not even that, its reply already.
-type Parsed<'a> = Result<(Fields<'a>, Option<&'a RawValue>, Result<Command, CacheError>), Reply>;
+type Parsed<'f> = Result<(Fields<'f>, Option<&'f RawValue>, Result<Command, CacheError>), Reply>;
 
-/// Handles request frames that arrived together, in order, and returns each one's reply frames. A
-/// run of two or more requests that only write (`write`, `update`, `append`, `delete`) is a group
-/// commit: one write transaction and one disk sync for all of them, each still succeeding or failing
-/// on its own, and none answered before all are durable.
-pub fn handle_all(ctx: &Context, frames: &[Vec<u8>]) -> Vec<Reply> {
-    let started = Instant::now();
-    let mut parsed: Vec<Parsed<'_>> = frames
-        .iter()
-        .map(|bytes| match Fields::parse(bytes) {
-            Err(error) => {
-                tracing::warn!(bytes = bytes.len(), code = error.code.as_str(), "unparseable request");
-                let id = Fields::recover_id(bytes);
-                Err(Reply::new(id, reply_text::<()>(id, &Err(error))))
-            }
-            Ok(fields) => {
-                let id = fields.usable_id();
-                let command = if id.is_some() { Command::parse(&fields) } else { Err(fields.id_error()) };
-                Ok((fields, id, command))
-            }
-        })
-        .collect();
-    let only_writes = |entry: &Parsed<'_>| matches!(entry, Ok((_, _, Ok(command))) if command.only_writes());
-    let mut outcomes: Vec<Option<Result<crate::cmd::Success, CacheError>>> = frames.iter().map(|_| None).collect();
-    let mut at = 0;
-    while at < parsed.len() {
-        let end = (at..parsed.len()).find(|&i| !only_writes(&parsed[i])).unwrap_or(parsed.len());
-        if end - at >= 2 {
-            let commands: Vec<&Command> = parsed[at..end]
-                .iter()
-                .filter_map(|entry| entry.as_ref().ok().and_then(|(_, _, command)| command.as_ref().ok()))
-                .collect();
-            for (offset, outcome) in group_commit(ctx, &commands).into_iter().enumerate() {
-                outcomes[at + offset] = Some(outcome);
-            }
-            at = end;
-            continue;
-        }
-        if let Ok((fields, _, command)) = &mut parsed[at] {
-            let command = std::mem::replace(command, Err(CacheError::storage_unavailable("already run")));
-            outcomes[at] = Some(command.and_then(|command| run_command(ctx, fields, command)));
-        }
-        at += 1;
-    }
-
-    let micros = started.elapsed().as_micros() as u64;
-    parsed
-        .into_iter()
-        .zip(outcomes)
-        .zip(frames)
-        .map(|((entry, outcome), bytes)| {
-            let (fields, id, _) = match entry {
-                Ok(entry) => entry,
-                Err(reply) => return reply,
-            };
-            let mut outcome =
-                outcome.unwrap_or_else(|| Err(CacheError::storage_unavailable("the request was not run")));
-            let mut reply = reply_for(id, &mut outcome);
-            if ctx.gzip_replies() && reply.len() > COMPRESS_ABOVE_BYTES {
-                reply = Reply::new(id, gzipped(id, outcome.is_ok(), reply.into_text()));
-            }
-            // Ids, keys, sizes and codes only: descriptions and data are people's emails and documents.
-            tracing::info!(
-                op = %loggable(fields.op),
-                session = %loggable(fields.session_id),
-                key = %loggable(fields.storage_key),
-                bytes_in = bytes.len(),
-                bytes_out = reply.len(),
-                micros,
-                batch = frames.len(),
-                code = outcome.as_ref().err().map(|e| e.code.as_str()),
-                "request"
-            );
-            reply
-        })
-        .collect()
+/// Request frames that arrived together, answered in order, one at a time: a request is run and its
+/// reply made only when the reply before it has been sent, so that however many long replies a group
+/// asks for, one is held at a time. A run of two or more requests that only write (`write`, `update`,
+/// `append`, `delete`) is a group commit: one write transaction and one disk sync for all of them,
+/// each still succeeding or failing on its own, and none answered before all are durable.
+pub struct Group<'f> {
+    /// What the commands run against.
+    ctx: &'f Context,
+    /// Each frame parsed as far as it goes; taken when its reply is made.
+    parsed: Vec<Option<Parsed<'f>>>,
+    /// Each frame's length, for the log.
+    sizes: Vec<usize>,
+    /// The outcomes of the group commit under way, for the requests after `next` that it ran.
+    committed: VecDeque<Outcome>,
+    /// How long that group commit took, in µs: each of its requests is logged with it.
+    commit_micros: u64,
+    /// The request to answer next.
+    next: usize,
 }
 
-/// A read's data longer than this is kept out of its reply's text and spliced into the frames.
+impl<'f> Group<'f> {
+    /// Parses every frame (nothing is run yet).
+    pub fn parse(ctx: &'f Context, frames: &'f [Vec<u8>]) -> Group<'f> {
+        let parsed = frames.iter().map(|bytes| Some(parse_request(bytes))).collect();
+        let sizes = frames.iter().map(Vec::len).collect();
+        Group { ctx, parsed, sizes, committed: VecDeque::new(), commit_micros: 0, next: 0 }
+    }
+
+    /// Runs the next request (or, at the start of a run of writes, the run's group commit) and makes
+    /// its reply; `None` once every request has its reply.
+    pub fn next_reply(&mut self) -> Option<Reply> {
+        let at = self.next;
+        let entry = self.parsed.get_mut(at)?.take()?;
+        self.next += 1;
+        let (fields, id, command) = match entry {
+            Ok(entry) => entry,
+            Err(reply) => return Some(reply),
+        };
+        let started = Instant::now();
+        if self.committed.is_empty() && command.as_ref().is_ok_and(Command::only_writes) {
+            self.commit_run(at, &command);
+        }
+        let (outcome, micros) = match self.committed.pop_front() {
+            Some(outcome) => (outcome, self.commit_micros),
+            None => {
+                let outcome = command.and_then(|command| run_command(self.ctx, &fields, command));
+                (outcome, started.elapsed().as_micros() as u64)
+            }
+        };
+        let code = outcome.as_ref().err().map(|e| e.code.as_str());
+        let make = || reply_for(id, outcome, self.ctx.gzip_replies());
+        let reply = std::panic::catch_unwind(std::panic::AssertUnwindSafe(make)).unwrap_or_else(|_| {
+            tracing::error!(op = %loggable(fields.op), "making a reply panicked");
+            let error = CacheError::storage_unavailable("the host failed while making the reply; its log has details");
+            Reply::new(id, reply_text::<()>(id, &Err(error)))
+        });
+        // Ids, keys, sizes and codes only: descriptions and data are people's emails and documents.
+        tracing::info!(
+            op = %loggable(fields.op),
+            session = %loggable(fields.session_id),
+            key = %loggable(fields.storage_key),
+            bytes_in = self.sizes[at],
+            bytes_out = reply.len(),
+            micros,
+            batch = self.parsed.len(),
+            code,
+            "request"
+        );
+        Some(reply)
+    }
+
+    /// When the write-only `first` (request `at`) starts a run of two or more write-only requests,
+    /// commits the whole run as one group and keeps the outcomes for their replies.
+    fn commit_run(&mut self, at: usize, first: &Result<Command, CacheError>) {
+        let rest: Vec<&Command> = self.parsed[at + 1..]
+            .iter()
+            .map_while(|entry| match entry {
+                Some(Ok((_, _, Ok(command)))) if command.only_writes() => Some(command),
+                _ => None,
+            })
+            .collect();
+        let Ok(first) = first else { return };
+        if rest.is_empty() {
+            return;
+        }
+        let started = Instant::now();
+        let commands: Vec<&Command> = std::iter::once(first).chain(rest).collect();
+        self.committed = group_commit(self.ctx, &commands).into();
+        self.commit_micros = started.elapsed().as_micros() as u64;
+    }
+}
+
+/// Parses one request frame as far as it goes (see [`Parsed`]).
+fn parse_request(bytes: &[u8]) -> Parsed<'_> {
+    let parse = || match Fields::parse(bytes) {
+        Err(error) => {
+            tracing::warn!(bytes = bytes.len(), code = error.code.as_str(), "unparseable request");
+            let id = Fields::recover_id(bytes);
+            Err(Reply::new(id, reply_text::<()>(id, &Err(error))))
+        }
+        Ok(fields) => {
+            let id = fields.usable_id();
+            let command = if id.is_some() { Command::parse(&fields) } else { Err(fields.id_error()) };
+            Ok((fields, id, command))
+        }
+    };
+    std::panic::catch_unwind(parse).unwrap_or_else(|_| {
+        tracing::error!(bytes = bytes.len(), "parsing a request panicked");
+        let error = CacheError::storage_unavailable("the host failed while reading the request; its log has details");
+        Err(Reply::new(None, reply_text::<()>(None, &Err(error))))
+    })
+}
+
+/// A stored datum longer than this is kept out of its reply's text and spliced into the frames.
 const SPLICE_ABOVE_BYTES: usize = 64 * 1024;
 
-/// The reply to a request whose outcome is `outcome`. A read's long data is not copied into the text:
-/// the text is made around a one-byte stand-in (twice, with two different ones, so the first byte where
-/// the two differ is where the data goes), and the data is spliced in as the frames are written.
-fn reply_for(id: Option<&RawValue>, outcome: &mut Result<crate::cmd::Success, CacheError>) -> Reply {
-    let Ok(crate::cmd::Success::Read(result)) = outcome else { return Reply::new(id, reply_text(id, outcome)) };
-    if result.data().get().len() <= SPLICE_ABOVE_BYTES {
-        return Reply::new(id, reply_text(id, outcome));
-    }
-    let stand_in = |digit: &str| RawValue::from_string(digit.to_owned()).unwrap_or_else(|_| RawValue::NULL.to_owned());
-    let data = result.replace_data(stand_in("0"));
-    let zero = reply_text(id, outcome);
-    if let Ok(crate::cmd::Success::Read(result)) = outcome {
-        result.replace_data(stand_in("1"));
-    }
-    let one = reply_text(id, outcome);
-    match zero.bytes().zip(one.bytes()).position(|(a, b)| a != b) {
-        Some(at) => {
-            let mut text = zero;
-            text.remove(at);
-            Reply::spliced(id, text, at, data)
-        }
-        // The texts differ where the stand-in is, so this is never reached; the data goes back whole.
-        None => {
-            if let Ok(crate::cmd::Success::Read(result)) = outcome {
-                result.replace_data(data);
+/// The reply to a request whose outcome is `outcome`, gzipped when `gzip` and that makes it shorter.
+/// A long stored datum (a read's data) is not copied into the reply's text: it becomes a piece of
+/// the reply of its own, between the text before it and the text after it.
+fn reply_for(id: Option<&RawValue>, outcome: Outcome, gzip: bool) -> Reply {
+    let ok = outcome.is_ok();
+    let long = |data: &RawValue| data.get().len() > SPLICE_ABOVE_BYTES;
+    let reply = match &outcome {
+        Ok(success) if success.data().into_iter().any(long) => {
+            let data: Vec<&str> = success.data().into_iter().filter(|d| long(d)).map(RawValue::get).collect();
+            let mut text = TextAround { text: Vec::new(), data: &data, found: Vec::new() };
+            let written = write_reply(&mut text, id, &outcome);
+            let TextAround { text, found, .. } = text;
+            match (written, String::from_utf8(text)) {
+                (Ok(()), Ok(text)) => {
+                    let mut data: Vec<Option<Box<RawValue>>> = outcome
+                        .map(Success::into_data)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|d| long(d))
+                        .map(Some)
+                        .collect();
+                    let splices = found.into_iter().filter_map(|(at, index)| Some((at, data[index].take()?))).collect();
+                    Reply::spliced(id, text, splices)
+                }
+                _ => Reply::new(id, reply_text(id, &outcome)),
             }
-            Reply::new(id, reply_text(id, outcome))
         }
+        _ => Reply::new(id, reply_text(id, &outcome)),
+    };
+    if gzip && reply.len() > COMPRESS_ABOVE_BYTES { gzipped(reply, ok) } else { reply }
+}
+
+/// A writer of a reply's JSON text that leaves out the long data it is told of, noting where each
+/// goes. serde_json writes a raw value (stored data) with one write of the value's own bytes, so a
+/// write of exactly those bytes, at that address, is a datum: its offset is noted and nothing is
+/// copied. (Were a serializer to copy the bytes first, the datum would land in the text, and the
+/// reply would be the same, only not spliced.)
+struct TextAround<'d> {
+    /// The text written so far, without the data.
+    text: Vec<u8>,
+    /// The long data, in the order the reply holds them.
+    data: &'d [&'d str],
+    /// Where each datum found belongs in `text`, with its index in `data`.
+    found: Vec<(usize, usize)>,
+}
+
+impl io::Write for TextAround<'_> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        match self.data.iter().position(|datum| std::ptr::eq(datum.as_bytes(), bytes)) {
+            Some(index) => self.found.push((self.text.len(), index)),
+            None => self.text.extend_from_slice(bytes),
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 
 /// Replies longer than this are sent gzipped to a client that asked for it in `hello`.
 const COMPRESS_ABOVE_BYTES: usize = 32 * 1024;
 
-/// `reply` as `{"id", "ok", "encoding": "gzip", "payload": <base64 of the gzipped reply text>}`, when
-/// that is shorter (text compresses about 3 to 1, base64 adds a third); otherwise `reply` as it is.
-/// Chrome reads a host's output 4 KB at a time, about 20 ms per MB, so fewer bytes are faster replies.
-fn gzipped(id: Option<&RawValue>, ok: bool, reply: String) -> String {
+/// `reply` as `{"id", "ok", "encoding": "gzip", "payload": <base64 of the gzipped reply text>}` when
+/// that is shorter, otherwise `reply` as it is. Chrome reads a host's output 4 KB at a time, about
+/// 20 ms per MB, so fewer bytes are faster replies.
+fn gzipped(reply: Reply, ok: bool) -> Reply {
     use base64::Engine;
-    use std::io::Write;
-    #[derive(serde::Serialize)]
-    struct Encoded<'a> {
-        id: Option<&'a RawValue>,
-        ok: bool,
-        encoding: &'static str,
-        payload: String,
-    }
-    let gzip = |text: &[u8]| {
-        let mut encoder =
-            flate2::write::GzEncoder::new(Vec::with_capacity(text.len() / 3), flate2::Compression::fast());
-        encoder.write_all(text).and_then(|()| encoder.finish()).ok()
-    };
-    // A sample first: data gzip can't shrink by a third (random bytes, base64) is not worth compressing whole.
-    const SAMPLE: usize = 64 * 1024;
-    let sample = &reply.as_bytes()[..reply.len().min(SAMPLE)];
-    if gzip(sample).is_none_or(|compressed| compressed.len() * 3 > sample.len() * 2) {
-        return reply;
-    }
-    let Some(compressed) = gzip(reply.as_bytes()) else { return reply };
-    let payload = base64::engine::general_purpose::STANDARD.encode(compressed);
-    if payload.len() + 64 >= reply.len() {
-        return reply;
-    }
-    serde_json::to_string(&Encoded { id, ok, encoding: "gzip", payload }).unwrap_or(reply)
+    let head = format!(r#"{{"id":{},"ok":{ok},"encoding":"gzip","payload":""#, reply.id.get());
+    let tail = r#""}"#;
+    // base64 makes 4 bytes of every 3: the most gzip may make for the envelope to be shorter.
+    let Some(room) = reply.len().checked_sub(head.len() + tail.len() + 1) else { return reply };
+    let Some(compressed) = gzip_within(&reply.pieces(), room / 4 * 3) else { return reply };
+    let id = reply.id.clone();
+    drop(reply);
+    let mut text = String::with_capacity(head.len() + compressed.len().div_ceil(3) * 4 + tail.len());
+    text.push_str(&head);
+    base64::engine::general_purpose::STANDARD.encode_string(&compressed, &mut text);
+    text.push_str(tail);
+    Reply::new(Some(&id), text)
 }
 
-/// Runs write-only commands as one group commit (see [`handle_all`]).
-fn group_commit(ctx: &Context, commands: &[&Command]) -> Vec<Result<crate::cmd::Success, CacheError>> {
+/// `pieces`, concatenated and gzipped, if that takes at most `most` bytes. The text is compressed once,
+/// piece by piece, and the compressing stops as soon as its output passes `most`: text gzip can't
+/// shrink (random bytes, base64) costs one pass, however it is laid out, and is never compressed twice.
+fn gzip_within(pieces: &[&str], most: usize) -> Option<Vec<u8>> {
+    use std::io::Write;
+    /// A buffer that refuses to grow past `most` bytes.
+    struct Within {
+        out: Vec<u8>,
+        most: usize,
+    }
+    impl Write for Within {
+        fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+            if self.out.len() + bytes.len() > self.most {
+                return Err(io::Error::other("gzip would not shorten the reply"));
+            }
+            self.out.extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    // Reserved whole, so it never moves; only the pages written are ever resident.
+    let out = Within { out: Vec::with_capacity(most), most };
+    let mut encoder = flate2::write::GzEncoder::new(out, flate2::Compression::fast());
+    for piece in pieces {
+        encoder.write_all(piece.as_bytes()).ok()?;
+    }
+    encoder.finish().ok().map(|within| within.out)
+}
+
+/// Runs write-only commands as one group commit (see [`Group`]).
+fn group_commit(ctx: &Context, commands: &[&Command]) -> Vec<Outcome> {
     let run = || ctx.store()?.write_each(commands, |txn, dbs, command| command.run_in(txn, dbs, ctx));
     let failed = |error: CacheError| commands.iter().map(|_| Err(error.clone())).collect();
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
@@ -287,7 +373,7 @@ fn group_commit(ctx: &Context, commands: &[&Command]) -> Vec<Result<crate::cmd::
 
 /// Applies a request's command. A bug that panics in a command is answered like any other failure,
 /// to the right id, and the host carries on with the next request.
-fn run_command(ctx: &Context, fields: &Fields<'_>, command: Command) -> Result<crate::cmd::Success, CacheError> {
+fn run_command(ctx: &Context, fields: &Fields<'_>, command: Command) -> Outcome {
     let run = || command.apply(ctx);
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|_| {
         tracing::error!(op = %loggable(fields.op), "a command panicked");
@@ -321,7 +407,10 @@ fn not_framed() -> CacheError {
 fn oversized(length: u32) -> CacheError {
     CacheError::new(
         ErrorCode::InvalidRequestError,
-        format!("a frame of {length} bytes is over the limit of {MAX_REQUEST_FRAME_BYTES}; it was skipped"),
+        format!(
+            "a frame of {length} bytes is over the limit of {MAX_REQUEST_FRAME_BYTES} for one request (room for an item's \
+             5 MiB of data and 64 KiB of customMetadata); it was skipped"
+        ),
         "split the data into items of at most 5 MB each and send them as separate requests",
     )
     .expected(format!("a frame of at most {MAX_REQUEST_FRAME_BYTES} bytes"))
@@ -367,5 +456,39 @@ pub async fn maintain_every(
             _ = &mut stop => return,
             _ = ticks.tick() => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_data_is_left_out_of_the_text_and_its_place_noted() {
+        let data = RawValue::from_string(format!("\"{}\"", "d".repeat(100))).unwrap();
+        let short = RawValue::from_string("[1,2]".to_owned()).unwrap();
+        #[derive(serde::Serialize)]
+        struct Value<'a> {
+            before: u8,
+            data: &'a RawValue,
+            short: &'a RawValue,
+            after: &'a str,
+        }
+        let value = Value { before: 1, data: &data, short: &short, after: "x" };
+        let long = [data.get()];
+        let mut text = TextAround { text: Vec::new(), data: &long, found: Vec::new() };
+        serde_json::to_writer(&mut text, &value).unwrap();
+        let written = String::from_utf8(text.text).unwrap();
+        assert_eq!(written, r#"{"before":1,"data":,"short":[1,2],"after":"x"}"#);
+        assert_eq!(text.found, vec![(written.find(":,").unwrap() + 1, 0)]);
+    }
+
+    #[test]
+    fn gzip_stops_as_soon_as_it_passes_its_room() {
+        let text = "all work and no play ".repeat(10_000);
+        let whole = gzip_within(&[&text[..1000], &text[1000..]], text.len()).unwrap();
+        assert!(whole.len() < text.len() / 20);
+        assert_eq!(gzip_within(&[&text], whole.len()), Some(whole.clone()));
+        assert_eq!(gzip_within(&[&text], whole.len() - 1), None);
     }
 }

@@ -11,7 +11,7 @@
 //!   `endSession`, `stats`, `append`, `search`); each parses its fields and returns a value.
 //! - [`json`]: JSON on bytes: value boundaries, slices, shapes and search, as pure functions.
 //! - [`store`]: the LMDB environment, its databases and transactions; [`store_file`] checks its
-//!   data file before it is mapped.
+//!   data file before it is mapped; [`store_pages`] gives the map's pages back after each transaction.
 //! - [`cleanup`]: session-end, orphan and crash-recovery cleanup.
 //! - [`call`]: `llm-cache-host call`, the host spoken to by hand, a JSON line per request.
 //! - [`inspect`]: `sessions`, `list`, `show`, `end`, `purge`: the cache seen and cleared without a browser.
@@ -48,5 +48,6 @@ pub mod pipe;
 pub mod rules;
 pub mod store;
 pub mod store_file;
+pub mod store_pages;
 pub mod terminal;
 pub mod verify;

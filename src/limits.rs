@@ -15,11 +15,23 @@ pub const MAX_DESCRIPTION_CHARS: usize = 300;
 /// The largest `customMetadata` object, in bytes of its compact JSON text.
 pub const MAX_CUSTOM_METADATA_BYTES: usize = 64 * 1024;
 
+/// The most bytes of data and customMetadata one `read` of several items (`storageKeys`) returns, a
+/// key named twice counting twice: what one item can hold, so that no read carries more than a read
+/// of the largest item does.
+pub const MAX_READ_MANY_BYTES: u64 = MAX_ITEM_BYTES + MAX_CUSTOM_METADATA_BYTES as u64;
+
 /// Chrome closes the port when a host sends a frame larger than this.
 pub const MAX_REPLY_FRAME_BYTES: usize = 1024 * 1024;
 
-/// Chrome never sends a frame larger than this, so a longer announced length is a broken client.
-pub const MAX_REQUEST_FRAME_BYTES: u32 = 64 * 1024 * 1024;
+/// The longest request frame read. A valid request needs at most an item's data (5 MiB compact)
+/// and customMetadata (64 KiB) and a few short fields; the rest leaves room for white space, a
+/// long description (it is cut to 300 characters) and a client's own fields. Chrome would send up
+/// to 64 MiB, but a host that held that much for one request could not stay within its memory.
+pub const MAX_REQUEST_FRAME_BYTES: u32 = 8 * 1024 * 1024;
+
+/// Of a longer frame, only this many first bytes are kept, to find the request's id in them, so the
+/// error reply reaches its caller; the rest is read and dropped.
+pub const OVERSIZED_HEAD_BYTES: usize = 4096;
 
 /// How many items `list` returns when the request names no `limit`.
 pub const DEFAULT_LIST_LIMIT: usize = 100;

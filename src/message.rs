@@ -128,6 +128,27 @@ impl<'a> Fields<'a> {
         is_usable_id(id).then_some(id)
     }
 
+    /// The usable id of a frame of which only `head`, its first bytes, was kept (a frame over the
+    /// size limit), when the id comes whole among them: `{"id": 7, ...` or after other short fields.
+    pub fn id_in_head(head: &'a [u8]) -> Option<&'a RawValue> {
+        // The head may end inside a character.
+        let valid = std::str::from_utf8(head).map_or_else(|e| e.valid_up_to(), str::len);
+        let text = head[..valid].trim_ascii_start();
+        for member in members(text) {
+            let member = member?;
+            let (start, end) = member.value;
+            // A value that reaches the end of the head may go on past it (a number, say).
+            if end >= text.len() {
+                return None;
+            }
+            if &text[member.name.0..member.name.1] == b"\"id\"" {
+                let id = serde_json::from_slice::<&RawValue>(&text[start..end]).ok()?;
+                return is_usable_id(id).then_some(id);
+            }
+        }
+        None
+    }
+
     /// The request's id if it is usable: a string of at most 256 bytes, or an integer.
     pub fn usable_id(&self) -> Option<&'a RawValue> {
         self.id.filter(|id| is_usable_id(id))
@@ -235,6 +256,22 @@ struct Reply<'a, T: Serialize> {
     error: Option<&'a CacheError>,
 }
 
+/// Writes the JSON text of a reply to the request whose id is `id` to `writer`.
+///
+/// # Errors
+/// The writer's, or serde_json's for a result that can't be serialised.
+pub fn write_reply<T: Serialize>(
+    writer: impl std::io::Write,
+    id: Option<&RawValue>,
+    outcome: &Result<T, CacheError>,
+) -> serde_json::Result<()> {
+    let reply = match outcome {
+        Ok(result) => Reply { id, ok: true, result: Some(result), error: None },
+        Err(error) => Reply { id, ok: false, result: None, error: Some(error) },
+    };
+    serde_json::to_writer(writer, &reply)
+}
+
 /// The JSON text of a reply to the request whose id is `id`.
 pub fn reply_text<T: Serialize>(id: Option<&RawValue>, outcome: &Result<T, CacheError>) -> String {
     let reply = match outcome {
@@ -273,6 +310,21 @@ fn exactly_sized_json<T: Serialize>(value: &T) -> serde_json::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_id_is_found_in_the_head_of_a_frame_only_when_it_is_whole() {
+        let id = |head: &str| Fields::id_in_head(head.as_bytes()).map(|id| id.get().to_owned());
+        assert_eq!(id(r#"{"id": "a-1", "op": "write", "data": "xx"#), Some(r#""a-1""#.into()));
+        assert_eq!(id(r#" {"op":"write","sessionId":"conv_a","id":77,"data":[1,"#), Some("77".into()));
+        assert_eq!(id(r#"{"id": 123"#), None, "the number may go on past the head");
+        assert_eq!(id(r#"{"id": "abc"#), None);
+        assert_eq!(id(r#"{"data": "x", "id""#), None);
+        assert_eq!(id(r#"{"id": 1.5, "op": "x"#), None, "an unusable id is no id");
+        assert_eq!(id(r#"[{"id": 1}, 2"#), None);
+        assert_eq!(id("{\"id\": \"\u{e9}\", \"data\": \"\u{e9}").as_deref(), Some("\"\u{e9}\""));
+        let cut = "{\"id\": 5, \"data\": \"\u{e9}";
+        assert_eq!(Fields::id_in_head(&cut.as_bytes()[..cut.len() - 1]).map(RawValue::get), Some("5"));
+    }
 
     #[test]
     fn fields_borrow_raw_json() {

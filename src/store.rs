@@ -12,6 +12,7 @@
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use heed::byteorder::BigEndian;
 use heed::types::{Bytes, Str, U64, Unit};
@@ -22,6 +23,7 @@ use serde_json::value::RawValue;
 use crate::error::CacheError;
 use crate::limits::{INITIAL_MAP_BYTES, MAX_MAP_BYTES};
 use crate::store_file::FileCheck;
+use crate::store_pages::MapPages;
 
 /// The names of the LMDB databases, fixed on disk.
 mod db_name {
@@ -39,6 +41,11 @@ const NUMBER_OF_DATABASES: u32 = 6;
 /// The key in `counters` of the write sequence number.
 pub(crate) const SEQ: &str = "seq";
 
+/// The key in `counters` that says the sessions' totals count customMetadata
+/// ([`ItemMeta::quota_bytes`]). A store without it was written by hosts whose totals counted only
+/// data, and is brought up to date when it is next opened ([`Store::count_custom_metadata`]).
+pub(crate) const TOTALS_COUNT_METADATA: &str = "totals-count-custom-metadata";
+
 /// A transaction that reads (and may also be a write transaction).
 pub type ReadTxn<'e> = RoTxn<'e, WithoutTls>;
 
@@ -50,7 +57,7 @@ pub struct ItemMeta {
     pub description: String,
     /// When the item was last written, in ms since the Unix epoch.
     pub timestamp: u64,
-    /// Bytes of the data's compact JSON text; what the quota counts.
+    /// Bytes of the data's compact JSON text.
     pub data_size: u64,
     /// The store-wide write number of the last write, so that a session cleanup removes exactly the
     /// items written before it was asked for (see `cleanup`).
@@ -64,11 +71,20 @@ pub struct ItemMeta {
     pub shape: String,
 }
 
+impl ItemMeta {
+    /// The bytes the item takes from its session's quota: its data's and its customMetadata's compact
+    /// JSON text. (customMetadata is counted so that a session's size is bounded whatever its item
+    /// count: 64 KiB of it per item would otherwise fill a disk.)
+    pub fn quota_bytes(&self) -> u64 {
+        self.data_size + self.custom_metadata.as_ref().map_or(0, |custom| custom.get().len() as u64)
+    }
+}
+
 /// A session's running totals, kept equal to the sum over its items in every transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionRecord {
-    /// The sum of the session's items' `dataSize`; the quota bounds it.
+    /// The sum of the session's items' [`ItemMeta::quota_bytes`]; the quota bounds it.
     pub total_size: u64,
     /// How many items the session holds.
     pub item_count: u64,
@@ -145,6 +161,8 @@ pub struct Dbs {
     pub(crate) ending: Database<'static, Bytes, U64<BigEndian>>,
     /// Store-wide counters: `seq`, the number of the last write.
     pub(crate) counters: Database<'static, Str, U64<BigEndian>>,
+    /// The map the records are read through, whose pages are dropped as reads pile up.
+    pages: MapPages,
 }
 
 /// The opened store.
@@ -160,6 +178,9 @@ pub struct Store {
     dir: PathBuf,
     /// Opened read-only because its files or disk can't be written: reads work, writes are refused.
     read_only: bool,
+    /// Set once a write transaction of this process has seen (or made) the totals count
+    /// customMetadata, so later ones needn't look ([`Store::count_custom_metadata`]).
+    totals_count_metadata: AtomicBool,
 }
 
 /// The bytes of `origin NUL rest`, the shape of every key.
@@ -282,8 +303,61 @@ impl Store {
         }
         let dbs = open_databases(&env).map_err(|e| unavailable("can't create the databases of", &e))?;
         let (meta, data, by_time, sessions, ending, counters) = dbs;
-        let dbs = Dbs { meta, data, by_time, sessions, ending, counters };
-        Ok(Store { env, dbs, txn_gate: RwLock::new(()), dir: dir.to_owned(), read_only })
+        let pages = MapPages::new(&dir.join(crate::store_file::DATA_FILE));
+        let dbs = Dbs { meta, data, by_time, sessions, ending, counters, pages };
+        let store = Store::new(env, dbs, dir, read_only);
+        // A store with items written before totals counted customMetadata is brought up to date now,
+        // so that `verify` finds it sound; should that fail (a full disk), the first write does it.
+        let behind = store.read(|txn, dbs| Ok(!dbs.meta.is_empty(txn)? && !store.metadata_counted(txn)))?;
+        if behind && let Err(error) = store.write(|_, _| Ok(())) {
+            tracing::warn!(code = error.code.as_str(), message = %error.message, "the totals could not be brought up to date yet");
+        }
+        Ok(store)
+    }
+
+    /// The store over an opened environment and its databases.
+    fn new(env: Env<WithoutTls>, dbs: Dbs, dir: &Path, read_only: bool) -> Store {
+        let txn_gate = RwLock::new(());
+        let totals_count_metadata = AtomicBool::new(false);
+        Store { env, dbs, txn_gate, dir: dir.to_owned(), read_only, totals_count_metadata }
+    }
+
+    /// Whether the store's totals count customMetadata already (see [`TOTALS_COUNT_METADATA`]).
+    fn metadata_counted(&self, txn: &ReadTxn<'_>) -> bool {
+        self.totals_count_metadata.load(Ordering::Relaxed)
+            || self.dbs.counters.get(txn, TOTALS_COUNT_METADATA).ok().flatten().is_some()
+    }
+
+    /// Brings the totals of a store written before they counted customMetadata up to date, in the
+    /// write transaction `txn`, before anything else is written in it: each session's total gains its
+    /// items' customMetadata bytes, and [`TOTALS_COUNT_METADATA`] records that it was done. It happens
+    /// once per store, whichever host writes first.
+    fn count_custom_metadata(&self, txn: &mut RwTxn<'_>) -> Result<(), StoreError> {
+        let dbs = &self.dbs;
+        if self.metadata_counted(txn) {
+            return Ok(());
+        }
+        let mut added: std::collections::BTreeMap<(String, String), u64> = Default::default();
+        for entry in dbs.meta.iter(txn)? {
+            let (key, bytes) = entry?;
+            let (origin, storage_key) = split_scoped(key);
+            let Ok(meta) = decode_meta(&storage_key, bytes) else { continue };
+            let size = meta.quota_bytes() - meta.data_size;
+            if size > 0 && !dbs.covered(txn, &origin, &storage_key, Some(&meta))? {
+                *added.entry((origin, crate::rules::session_of(&storage_key).to_owned())).or_default() += size;
+            }
+        }
+        for ((origin, session_id), size) in &added {
+            if let Some(mut record) = dbs.session(txn, origin, session_id)? {
+                record.total_size += size;
+                dbs.put_session(txn, origin, session_id, &record)?;
+            }
+        }
+        dbs.counters.put(txn, TOTALS_COUNT_METADATA, &1)?;
+        if !added.is_empty() {
+            tracing::info!(sessions = added.len(), "the sessions' totals now count their customMetadata");
+        }
+        Ok(())
     }
 
     /// The store of a read-only environment: its databases must exist already.
@@ -292,8 +366,9 @@ impl Store {
             || CacheError::storage_unavailable(format!("the read-only store in {} is incomplete", dir.display()));
         let (meta, data, by_time, sessions, ending, counters) =
             existing_databases(&env).map_err(CacheError::storage_unavailable)?.ok_or_else(missing)?;
-        let dbs = Dbs { meta, data, by_time, sessions, ending, counters };
-        Ok(Store { env, dbs, txn_gate: RwLock::new(()), dir: dir.to_owned(), read_only: true })
+        let pages = MapPages::new(&dir.join(crate::store_file::DATA_FILE));
+        let dbs = Dbs { meta, data, by_time, sessions, ending, counters, pages };
+        Ok(Store::new(env, dbs, dir, true))
     }
 
     /// Whether the store was opened read-only (its files or disk can't be written).
@@ -308,9 +383,18 @@ impl Store {
     pub fn read<T>(&self, mut f: impl FnMut(&ReadTxn<'_>, &Dbs) -> Result<T, StoreError>) -> Result<T, CacheError> {
         self.retrying(|store| {
             let _gate = store.txn_gate.read().unwrap_or_else(|e| e.into_inner());
-            let rtxn = store.env.read_txn()?;
-            f(&rtxn, &store.dbs)
+            let value = f(&store.env.read_txn()?, &store.dbs);
+            store.after_transaction();
+            value
         })
+    }
+
+    /// Counts the B-tree pages the transaction that just ended read, and finds where the map lies
+    /// (once per map size), so that its pages are dropped as reads pile up (see
+    /// [`crate::store_pages`]). The caller holds the transaction gate.
+    fn after_transaction(&self) {
+        self.dbs.pages.locate(self.env.info().map_size);
+        self.dbs.pages.transaction();
     }
 
     /// Runs `f` in a write transaction and commits it if `f` succeeds; aborts it otherwise.
@@ -334,9 +418,12 @@ impl Store {
         self.retrying(|store| {
             let _gate = store.txn_gate.read().unwrap_or_else(|e| e.into_inner());
             let mut wtxn = store.env.write_txn()?;
-            let value = f(&mut wtxn, &store.dbs)?;
-            wtxn.commit()?;
-            Ok(value)
+            store.count_custom_metadata(&mut wtxn)?;
+            let value = f(&mut wtxn, &store.dbs);
+            let value = value.and_then(|value| Ok(wtxn.commit().map(|()| value)?));
+            store.after_transaction();
+            store.totals_count_metadata.fetch_or(value.is_ok(), Ordering::Relaxed);
+            value
         })
     }
 
@@ -368,9 +455,11 @@ impl Store {
         self.retrying(|store| {
             let _gate = store.txn_gate.read().unwrap_or_else(|e| e.into_inner());
             let mut parent = store.env.write_txn()?;
+            store.count_custom_metadata(&mut parent)?;
             let mut results = Vec::with_capacity(items.len());
             for item in items {
                 let mut nested = store.env.nested_write_txn(&mut parent)?;
+                store.dbs.pages.transaction();
                 match f(&mut nested, &store.dbs, item) {
                     Ok(value) => {
                         nested.commit()?;
@@ -382,6 +471,8 @@ impl Store {
                 }
             }
             parent.commit()?;
+            store.after_transaction();
+            store.totals_count_metadata.store(true, Ordering::Relaxed);
             Ok(results)
         })
     }
@@ -429,6 +520,7 @@ impl Store {
     /// Sets the map size (0: the size another process last committed), with no transaction open.
     fn resize_map(&self, new_size: usize) -> Result<(), CacheError> {
         let _gate = self.txn_gate.write().unwrap_or_else(|e| e.into_inner());
+        self.dbs.pages.forget();
         // SAFETY: holding the gate exclusively means no transaction of this process is open.
         unsafe { self.env.resize(new_size) }.map_err(CacheError::storage_unavailable)
     }
@@ -557,11 +649,27 @@ impl Dbs {
         let Some(bytes) = self.meta.get(txn, &item_key(origin, storage_key))? else {
             return Ok(None);
         };
+        self.pages.read(bytes.len());
         let meta = decode_meta(storage_key, bytes);
         if self.covered(txn, origin, storage_key, meta.as_ref().ok())? {
             return Ok(None);
         }
         meta.map(Some)
+    }
+
+    /// An item's metadata as stored, whether or not a begun cleanup covers it; `None` when there is
+    /// none or it can't be decoded.
+    pub fn stored_meta(
+        &self,
+        txn: &ReadTxn<'_>,
+        origin: &str,
+        storage_key: &str,
+    ) -> Result<Option<ItemMeta>, StoreError> {
+        let Some(bytes) = self.meta.get(txn, &item_key(origin, storage_key))? else {
+            return Ok(None);
+        };
+        self.pages.read(bytes.len());
+        Ok(decode_meta(storage_key, bytes).ok())
     }
 
     /// Whether anything (metadata or data, readable or not) is stored under `storage_key` that no
@@ -600,6 +708,7 @@ impl Dbs {
             .data
             .get(txn, &item_key(origin, storage_key))?
             .ok_or_else(|| CacheError::corrupted(storage_key, "its data is missing"))?;
+        self.pages.read(bytes.len());
         std::str::from_utf8(bytes).map_err(|_| CacheError::corrupted(storage_key, "its data is not UTF-8").into())
     }
 
@@ -639,13 +748,16 @@ impl Dbs {
     }
 
     /// Removes an item whose metadata is `meta` (or whose metadata could not be decoded, `None`) and
-    /// returns the bytes it freed from the session's total: its `dataSize`, or, with its metadata
-    /// unreadable, the length of its data (which is what `dataSize` counted when it was written).
+    /// returns the bytes it freed from the session's total: its [`ItemMeta::quota_bytes`], or, with its
+    /// metadata unreadable, the length of its data (all that can still be known of what it counted).
     pub fn delete_item(&self, txn: &mut RwTxn<'_>, at: ItemAt<'_>, meta: Option<&ItemMeta>) -> Result<u64, StoreError> {
         let ItemAt { origin, session_id, storage_key } = at;
         let key = item_key(origin, storage_key);
         let stored = self.data.get(txn, &key)?.map_or(0, |data| data.len() as u64);
-        let freed = meta.map_or(stored, |meta| meta.data_size);
+        let freed = meta.map_or(stored, ItemMeta::quota_bytes);
+        // Freeing a long record reads the first page of its pages in the map, and the kernel maps
+        // the pages around it with it: count them as read.
+        self.pages.read((stored + freed) as usize);
         self.meta.delete(txn, &key)?;
         self.data.delete(txn, &key)?;
         match meta {
@@ -682,7 +794,7 @@ impl Dbs {
     /// The items of a session (or of one of its tasks) in key order, as `(storageKey, metadata)`;
     /// an undecodable record comes as `Err` with its key.
     pub fn items<'t>(
-        &self,
+        &'t self,
         txn: &'t ReadTxn<'_>,
         origin: &str,
         session_id: &str,
@@ -690,8 +802,10 @@ impl Dbs {
     ) -> Result<impl Iterator<Item = ItemEntry<'t>> + 't, StoreError> {
         let prefix = items_prefix(origin, session_id, task_id);
         let iter = self.meta.prefix_iter(txn, &prefix)?;
-        Ok(iter.map(|entry| {
+        let pages = &self.pages;
+        Ok(iter.map(move |entry| {
             let (key, bytes) = entry?;
+            pages.read(bytes.len());
             let storage_key = storage_key_of(key);
             let meta = decode_meta(storage_key, bytes).map_err(CacheError::from);
             Ok((storage_key, meta))

@@ -5,7 +5,8 @@
 //! - every item's data is UTF-8 JSON;
 //! - every item has its entry in the time index, and every index entry points at an item written
 //!   at that time; no data lies without its metadata;
-//! - every session's totals equal the sum over its items (those no begun cleanup covers);
+//! - every session's totals equal the sum over its items (those no begun cleanup covers), counting
+//!   each item's data and customMetadata, as the quota does;
 //! - the write counter is at least every item's write number.
 //!
 //! A cleanup that has begun and not finished is not a fault (readers already don't see its items;
@@ -76,7 +77,7 @@ pub fn check(store: &Store) -> Result<Report, CacheError> {
             let at = (origin, session_id);
             if ending.get(&at).is_none_or(|&covers| meta.seq > covers) {
                 let total = totals.entry(at).or_default();
-                *total = (total.0 + 1, total.1 + meta.data_size);
+                *total = (total.0 + 1, total.1 + meta.quota_bytes());
             }
         }
         for entry in dbs.data.iter(txn)? {
@@ -188,7 +189,7 @@ fn rebuild(txn: &mut RwTxn<'_>, dbs: &Dbs, now: u64) -> Result<Vec<String>, Stor
         index.insert(time_key(&origin, &session_id, meta.timestamp, &storage_key));
         max_seq = max_seq.max(meta.seq);
         let total = totals.entry((origin, session_id)).or_default();
-        *total = (total.0 + 1, total.1 + meta.data_size);
+        *total = (total.0 + 1, total.1 + meta.quota_bytes());
     }
     let stale: Vec<Vec<u8>> = dbs
         .by_time

@@ -71,6 +71,30 @@ fn large_replies_come_gzipped_only_to_a_client_that_asks() {
     assert!(plain.close().1.success() && asking.close().1.success());
 }
 
+#[test]
+fn a_reply_is_compressed_whenever_gzip_shortens_it_whatever_its_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut host = Session::start(tmp.path(), ORIGIN);
+    host.ok(json!({"id": 1, "op": "hello", "encodings": ["gzip"]}));
+    let base64 = |n: usize| base64::engine::general_purpose::STANDARD.encode(common_random(n));
+    // 4 MB whose first 128 KB are random: the whole still shrinks to a small fraction.
+    let random_head = format!("{}{}", base64(96 * 1024), prose(4_000_000 - 128 * 1024));
+    // 4 MB whose first 64 KB are prose and the rest random: gzip can't make it shorter.
+    let random_rest = format!("{}{}", prose(64 * 1024), base64(3_000_000));
+    let keys = [write(&mut host, "head0001", &json!(random_head)), write(&mut host, "rest0001", &json!(random_rest))];
+    let read = |host: &mut Session, key: &str| {
+        host.call(json!({"id": key, "op": "read", "sessionId": "conv_z", "storageKey": key}))
+    };
+    let encoded = read(&mut host, &keys[0]);
+    assert_eq!(encoded["encoding"], "gzip", "a random head doesn't keep the rest from being compressed");
+    assert!(encoded["payload"].as_str().unwrap().len() < random_head.len() / 2);
+    assert_eq!(decoded(&encoded)["result"]["item"]["data"], json!(random_head));
+    let plain = read(&mut host, &keys[1]);
+    assert!(plain.get("encoding").is_none(), "gzip doesn't shorten it, so it comes plain");
+    assert_eq!(plain["result"]["item"]["data"], json!(random_rest));
+    assert!(host.close().1.success());
+}
+
 /// Bytes no compressor can shrink, from a fixed seed.
 fn common_random(n: usize) -> Vec<u8> {
     let mut rng = common::Rng(0x5EED);

@@ -9,7 +9,7 @@
 //!   requests and replies alike.
 //! - `>raw text`: a frame holding `text` exactly as written (for JSON with odd spacing, or no JSON).
 //! - `>hex 7b ff ...`: a frame holding these bytes (none: an empty frame).
-//! - `>oversize n`: a frame announcing n bytes, followed by n bytes.
+//! - `>oversize n [text]`: a frame announcing n bytes, followed by n bytes: `text`, then spaces.
 //! - `>cut n text`: a frame header announcing n bytes, then only `text`, then the end of input.
 //! - `!restart arg...`: end this host (it must exit 0 having written nothing more) and start another
 //!   on the same data with these arguments (the origin, or a Firefox-style launch).
@@ -61,9 +61,11 @@ fn replay(name: &str) {
         } else if let Some(hex) = line.strip_prefix(">hex") {
             let bytes: Vec<u8> = hex.split_whitespace().map(|b| u8::from_str_radix(b, 16).unwrap()).collect();
             pending.push(frame(&bytes));
-        } else if let Some(n) = line.strip_prefix(">oversize ") {
+        } else if let Some(rest) = line.strip_prefix(">oversize ") {
+            let (n, text) = rest.split_once(' ').unwrap_or((rest, ""));
             let n: usize = n.parse().unwrap();
             let mut bytes = (n as u32).to_ne_bytes().to_vec();
+            bytes.extend_from_slice(text.as_bytes());
             bytes.resize(4 + n, b' ');
             pending.push(bytes);
         } else if let Some(rest) = line.strip_prefix(">cut ") {

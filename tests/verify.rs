@@ -10,7 +10,7 @@ use common::{ORIGIN, Session, binary};
 use heed::types::Bytes;
 use heed::{CommitOrAbort, Database};
 use llm_cache_host::store::{Store, item_key, session_key, time_key};
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// Runs `verify` with these extra arguments on the data in `dir`: its exit code and stdout.
 fn verify(dir: &Path, args: &[&str]) -> (i32, String) {
@@ -28,15 +28,16 @@ fn tamper(dir: &Path, change: impl FnOnce(&mut heed::RwTxn<'_>, &dyn Fn(&str) ->
         heed::EnvOpenOptions::new().read_txn_without_tls().map_size(1 << 28).max_dbs(6).open(dir.join("store"))
     }
     .unwrap();
-    let names = ["item-meta", "item-data", "items-by-time", "sessions"];
-    let (a, b, c, d): (Raw, Raw, Raw, Raw) = env
+    let names = ["item-meta", "item-data", "items-by-time", "sessions", "counters"];
+    let (a, b, c, d, e): (Raw, Raw, Raw, Raw, Raw) = env
         .open_databases_and_commit(env.read_txn().unwrap(), |opener, rtxn| -> heed::Result<_> {
             let open = |name| opener.open_database(rtxn, Some(name)).map(Option::unwrap);
-            Ok(CommitOrAbort::<_, ()>::Commit((open(names[0])?, open(names[1])?, open(names[2])?, open(names[3])?)))
+            let opened = (open(names[0])?, open(names[1])?, open(names[2])?, open(names[3])?, open(names[4])?);
+            Ok(CommitOrAbort::<_, ()>::Commit(opened))
         })
         .unwrap()
         .unwrap_commit();
-    let dbs = [a, b, c, d];
+    let dbs = [a, b, c, d, e];
     let open = |name: &str| dbs[names.iter().position(|n| *n == name).unwrap()];
     let mut wtxn = env.write_txn().unwrap();
     change(&mut wtxn, &open);
@@ -118,6 +119,45 @@ fn verify_names_each_broken_invariant_and_repair_puts_them_right() {
     let read = host.ok(json!({"id": 1, "op": "read", "sessionId": "conv_one", "storageKey": keys[1].0}));
     assert_eq!(read["item"]["data"], json!({"n": 1}));
     assert!(host.close().1.success());
+}
+
+#[test]
+fn totals_written_before_they_counted_custom_metadata_are_brought_up_to_date() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut host = Session::start(dir, ORIGIN);
+    let write = |host: &mut Session, session: &str, turn: &str, data: Value, custom: Value| {
+        let request = json!({"id": turn, "op": "write", "sessionId": session, "taskId": "task0001", "turnId": turn,
+            "data": data, "description": "d", "customMetadata": custom});
+        host.ok(request)["storageKey"].as_str().unwrap().to_owned()
+    };
+    let annotated = write(&mut host, "conv_old", "turn0001", json!({"n": 1}), json!({"k": "vvvv"}));
+    write(&mut host, "conv_old", "turn0002", json!(2), Value::Null);
+    write(&mut host, "conv_plain", "turn0001", json!(3), Value::Null);
+    host.close();
+    // As a host from before totals counted customMetadata left them: 7 + 1 bytes of data, and no
+    // record that they count customMetadata.
+    tamper(dir, |txn, db| {
+        let key = session_key(ORIGIN, "conv_old");
+        let mut record: Value = serde_json::from_slice(db("sessions").get(txn, &key).unwrap().unwrap()).unwrap();
+        assert_eq!(record["totalSize"], 7 + 1 + 12, "this host counts the 12 bytes of customMetadata");
+        record["totalSize"] = json!(7 + 1);
+        db("sessions").put(txn, &key, &serde_json::to_vec(&record).unwrap()).unwrap();
+        assert!(db("counters").delete(txn, b"totals-count-custom-metadata").unwrap());
+    });
+    // The next host to open the store counts them in, once; verify and the quota then agree.
+    let mut host = Session::start(dir, ORIGIN);
+    let stats = |host: &mut Session, session: &str| host.ok(json!({"id": 1, "op": "stats", "sessionId": session}));
+    assert_eq!(stats(&mut host, "conv_old")["totalSize"], 7 + 1 + 12);
+    assert_eq!(stats(&mut host, "conv_plain")["totalSize"], 1);
+    let deleted = host.ok(json!({"id": 2, "op": "delete", "sessionId": "conv_old", "storageKey": annotated}));
+    assert_eq!(deleted["freedBytes"], 7 + 12);
+    assert_eq!(stats(&mut host, "conv_old")["totalSize"], 1);
+    host.close();
+    let (code, out) = verify(dir, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(Session::start(dir, ORIGIN).close().1.success());
+    assert_eq!(verify(dir, &[]).0, 0, "a store brought up to date is left alone");
 }
 
 #[test]

@@ -21,7 +21,7 @@ pub struct DeleteResult {
     storage_key: String,
     /// Always true: a missing item is `ItemNotFoundError` instead.
     deleted: bool,
-    /// The item's `dataSize`, now free in the session's quota.
+    /// The bytes of the item's data and customMetadata, now free in the session's quota.
     freed_bytes: u64,
 }
 

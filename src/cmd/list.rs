@@ -33,7 +33,7 @@ pub struct ListResult {
     next_cursor: Option<String>,
     /// How many items the session (or the task, when filtered) holds in all.
     item_count: u64,
-    /// Their total `dataSize`.
+    /// What they take from the quota: their data and customMetadata bytes.
     total_size: u64,
 }
 
@@ -74,7 +74,7 @@ impl List {
                     |(n, size), entry| {
                         let (_, meta) = entry?;
                         let counts = meta.as_ref().is_ok_and(|m| visible(m) && self.wanted(m));
-                        let size = size + if counts { meta.map_or(0, |m| m.data_size) } else { 0 };
+                        let size = size + if counts { meta.map_or(0, |m| m.quota_bytes()) } else { 0 };
                         Ok::<_, crate::store::StoreError>((n + u64::from(counts), size))
                     },
                 )?,

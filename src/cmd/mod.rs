@@ -148,6 +148,26 @@ pub enum Success {
     Search(search::SearchResult),
 }
 
+impl Success {
+    /// The stored data the result carries (a read's), in the order its JSON text holds them.
+    pub fn data(&self) -> Vec<&RawValue> {
+        match self {
+            Success::Read(result) => vec![result.data()],
+            Success::ReadMany(result) => result.data(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The result's stored data, as [`Success::data`] lists them, taken out of it.
+    pub fn into_data(self) -> Vec<Box<RawValue>> {
+        match self {
+            Success::Read(result) => vec![result.into_data()],
+            Success::ReadMany(result) => result.into_data(),
+            _ => Vec::new(),
+        }
+    }
+}
+
 impl Command {
     /// Parses the request's op and fields.
     ///
@@ -376,7 +396,7 @@ fn replace_item(
     data: Option<&str>,
 ) -> Result<CacheMetadata, StoreError> {
     let mut record = dbs.session(txn, at.origin, at.session_id)?.unwrap_or(SessionRecord::new(meta.timestamp));
-    record.total_size = check_quota(record.total_size, previous.data_size, meta.data_size)?;
+    record.total_size = check_quota(record.total_size, previous.quota_bytes(), meta.quota_bytes())?;
     record.last_accessed_at = meta.timestamp;
     meta.seq = dbs.next_seq(txn)?;
     dbs.put_item(txn, at, &meta, data, Some(previous))?;
@@ -434,7 +454,8 @@ fn custom_metadata(raw: Option<&RawValue>) -> Result<Option<Box<RawValue>>, Cach
         .map_err(|_| CacheError::invalid_field("customMetadata", expected, "invalid JSON"))
 }
 
-/// The session total after replacing `freed` bytes by `requested` bytes, if it is within the quota.
+/// The session total after replacing `freed` bytes by `requested` bytes (an item's data and
+/// customMetadata, [`ItemMeta::quota_bytes`]), if it is within the quota.
 ///
 /// # Errors
 /// `QuotaExceededError` with the current total, the request and the limit.
@@ -446,7 +467,9 @@ pub fn check_quota(total: u64, freed: u64, requested: u64) -> Result<u64, CacheE
     }
     Err(CacheError::new(
         ErrorCode::QuotaExceededError,
-        format!("the session holds {current} bytes; {requested} more would pass its quota of {SESSION_QUOTA_BYTES}"),
+        format!(
+            "the session holds {current} bytes; {requested} more (data and customMetadata) would pass its quota of {SESSION_QUOTA_BYTES}"
+        ),
         "delete items the task no longer needs (list shows their sizes) or store a smaller summary, then try again",
     )
     .expected(format!("a session total of at most {SESSION_QUOTA_BYTES} bytes"))

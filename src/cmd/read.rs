@@ -8,6 +8,7 @@ use super::pointer as pointer_of;
 use super::{CacheMetadata, Context, at_pointer, last_access, session_id, storage_key_in, value_at};
 use crate::error::{CacheError, ErrorCode};
 use crate::json::slice::{SliceError, Sliced, Window, slice};
+use crate::limits::MAX_READ_MANY_BYTES;
 use crate::message::{Fields, optional_count, required_string};
 use crate::store::{Dbs, ReadTxn, StoreError};
 
@@ -41,9 +42,9 @@ impl ReadResult {
         &self.item.data
     }
 
-    /// Puts `data` in place of the data and returns what was there.
-    pub fn replace_data(&mut self, data: Box<RawValue>) -> Box<RawValue> {
-        std::mem::replace(&mut self.item.data, data)
+    /// The data, taken out of the result.
+    pub fn into_data(self) -> Box<RawValue> {
+        self.item.data
     }
 }
 
@@ -103,8 +104,69 @@ pub struct ManyResult {
     items: Vec<ManyEntry>,
 }
 
+impl ManyResult {
+    /// The data of each item found, in the order asked.
+    pub fn data(&self) -> Vec<&RawValue> {
+        self.items
+            .iter()
+            .filter_map(|entry| if let ManyEntry::Found(found) = entry { Some(found.data()) } else { None })
+            .collect()
+    }
+
+    /// The data of each item found, in the order asked, taken out of the result.
+    pub fn into_data(self) -> Vec<Box<RawValue>> {
+        self.items
+            .into_iter()
+            .filter_map(|entry| if let ManyEntry::Found(found) = entry { Some(found.into_data()) } else { None })
+            .collect()
+    }
+}
+
 /// The most keys one `read` takes.
 pub const MAX_STORAGE_KEYS: usize = 100;
+
+/// What is left of a multi-item read's [`MAX_READ_MANY_BYTES`] as its entries are read.
+struct Budget {
+    /// Bytes of data and customMetadata the rest of the reply may carry.
+    left: u64,
+    /// Bytes the entries read so far carry.
+    used: u64,
+    /// How many entries the request has.
+    entries: usize,
+    /// How many of them have been reached.
+    done: usize,
+    /// Set when an entry did not fit: the read is refused.
+    spent: bool,
+}
+
+impl Budget {
+    /// Takes `size` bytes for the entry being read.
+    ///
+    /// # Errors
+    /// `InvalidRequestError` saying how to read less, when they are more than what is left.
+    fn spend(&mut self, size: usize) -> Result<(), CacheError> {
+        let size = size as u64;
+        if size > self.left {
+            self.spent = true;
+            let total = self.used + size;
+            return Err(CacheError::new(
+                ErrorCode::InvalidRequestError,
+                format!(
+                    "a read of several items returns at most {MAX_READ_MANY_BYTES} bytes of data and customMetadata in all \
+                     (a key named twice counts twice); the first {} of these {} entries already come to {total}",
+                    self.done, self.entries
+                ),
+                "read fewer keys at a time, or only the part of each item you need with a pointer, or pass maxBytes \
+                 to get the first slice of each item that fits; read a long item alone, a page at a time, with offset and limit",
+            )
+            .expected(format!("at most {MAX_READ_MANY_BYTES} bytes of data and customMetadata"))
+            .actual(format!("{total} bytes in the first {} of {} entries", self.done, self.entries)));
+        }
+        self.left -= size;
+        self.used += size;
+        Ok(())
+    }
+}
 
 impl ReadMany {
     /// Checks the session, the keys and their pointers. `offset` and `limit` slice one value, so they
@@ -157,12 +219,16 @@ impl ReadMany {
         Ok(ReadMany { session_id, reads })
     }
 
-    /// Reads every item in one transaction, then refreshes the session's last access once.
+    /// Reads every item in one transaction, then refreshes the session's last access once. The
+    /// items' data and customMetadata may come to at most [`MAX_READ_MANY_BYTES`] in all.
     pub fn apply(self, ctx: &Context) -> Result<ManyResult, CacheError> {
         let origin = ctx.origin.as_str();
         let (items, last_accessed) = ctx.store()?.read(|txn, dbs| {
             let mut items = Vec::with_capacity(self.reads.len());
+            let mut budget =
+                Budget { left: MAX_READ_MANY_BYTES, used: 0, entries: self.reads.len(), done: 0, spent: false };
             for read in &self.reads {
+                budget.done += 1;
                 let read = match read {
                     Ok(read) => read,
                     Err((storage_key, error)) => {
@@ -170,9 +236,10 @@ impl ReadMany {
                         continue;
                     }
                 };
-                items.push(match read.one(txn, dbs, origin) {
+                items.push(match read.one(txn, dbs, origin, Some(&mut budget)) {
                     Ok(found) => ManyEntry::Found(found),
-                    Err(StoreError::Cache(error)) => {
+                    // Past the budget, the whole read is refused; any other failure is this entry's.
+                    Err(StoreError::Cache(error)) if !budget.spent => {
                         ManyEntry::Missing { storage_key: read.storage_key.clone(), error }
                     }
                     Err(other) => return Err(other),
@@ -218,15 +285,22 @@ impl Read {
     pub fn apply(self, ctx: &Context) -> Result<ReadResult, CacheError> {
         let origin = ctx.origin.as_str();
         let (item, last_accessed) = ctx.store()?.read(|txn, dbs| {
-            let item = self.one(txn, dbs, origin)?;
+            let item = self.one(txn, dbs, origin, None)?;
             Ok((item, last_access(dbs.session(txn, origin, &self.session_id)?)))
         })?;
         ctx.touch(&self.session_id, last_accessed)?;
         Ok(item)
     }
 
-    /// The item in the read transaction `txn`.
-    fn one(&self, txn: &ReadTxn<'_>, dbs: &Dbs, origin: &str) -> Result<ReadResult, StoreError> {
+    /// The item in the read transaction `txn`; its data and customMetadata are taken from `budget`,
+    /// when there is one, before they are copied out of the store.
+    fn one(
+        &self,
+        txn: &ReadTxn<'_>,
+        dbs: &Dbs,
+        origin: &str,
+        mut budget: Option<&mut Budget>,
+    ) -> Result<ReadResult, StoreError> {
         let meta =
             dbs.meta(txn, origin, &self.storage_key)?.ok_or_else(|| CacheError::item_not_found(&self.storage_key))?;
         let text = dbs.data(txn, origin, &self.storage_key)?;
@@ -235,10 +309,16 @@ impl Read {
             Some(pointer) => self.part(text, pointer)?,
             None => text,
         };
+        let custom_size = meta.custom_metadata.as_ref().map_or(0, |custom| custom.get().len());
+        let mut spend = |size: usize| budget.as_deref_mut().map_or(Ok(()), |budget| budget.spend(size + custom_size));
         let (data, slice) = match self.window(value) {
-            None => (RawValue::from_string(value.to_owned()).map_err(corrupted)?, None),
+            None => {
+                spend(value.len())?;
+                (RawValue::from_string(value.to_owned()).map_err(corrupted)?, None)
+            }
             Some(window) => {
                 let sliced = self.cut(value, window)?;
+                spend(sliced.text.len())?;
                 let info = SliceInfo {
                     offset: window.offset,
                     count: sliced.count,

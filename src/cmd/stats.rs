@@ -12,7 +12,8 @@ pub struct Stats {
     session_id: String,
 }
 
-/// `stats`' result. A session that holds nothing has zero totals and `null` timestamps.
+/// `stats`' result. A session that holds nothing has zero totals and `null` timestamps. `totalSize`
+/// is what the quota counts: its items' data and customMetadata.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StatsResult {

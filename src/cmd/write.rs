@@ -55,7 +55,6 @@ impl Write {
     pub fn run(&self, txn: &mut RwTxn<'_>, dbs: &Dbs, ctx: &Context) -> Result<CacheMetadata, StoreError> {
         let now = ctx.now();
         let origin = ctx.origin.as_str();
-        let size = self.data.len() as u64;
         let key = self.choose_key(|key| dbs.contains(txn, origin, key))?;
         let mut record = dbs.session(txn, origin, &self.session_id)?.unwrap_or(SessionRecord::new(now));
         let at = ItemAt { origin, session_id: &self.session_id, storage_key: &key };
@@ -65,17 +64,18 @@ impl Write {
         } else {
             None
         };
-        record.total_size = check_quota(record.total_size, replaced.unwrap_or(0), size)?;
-        record.item_count += u64::from(replaced.is_none());
-        record.last_accessed_at = now;
         let meta = ItemMeta {
             description: self.description.clone(),
             timestamp: now,
-            data_size: size,
-            seq: dbs.next_seq(txn)?,
+            data_size: self.data.len() as u64,
+            seq: 0,
             custom_metadata: self.custom_metadata.clone(),
             shape: shape(&self.data),
         };
+        record.total_size = check_quota(record.total_size, replaced.unwrap_or(0), meta.quota_bytes())?;
+        record.item_count += u64::from(replaced.is_none());
+        record.last_accessed_at = now;
+        let meta = ItemMeta { seq: dbs.next_seq(txn)?, ..meta };
         dbs.put_item(txn, at, &meta, Some(&self.data), None)?;
         dbs.put_session(txn, origin, &self.session_id, &record)?;
         Ok(CacheMetadata::new(&key, &meta))

@@ -162,6 +162,12 @@ impl Session {
         stdin.flush().unwrap();
     }
 
+    /// Takes the host's stdin, for a thread that feeds it (so that a full pipe can't deadlock); drop
+    /// it to close the host's input.
+    pub fn take_stdin(&mut self) -> ChildStdin {
+        self.stdin.take().expect("stdin is open")
+    }
+
     /// Sends a request.
     pub fn send(&mut self, request: &Value) {
         self.send_bytes(&request_frame(request));
@@ -172,7 +178,7 @@ impl Session {
         serde_json::from_slice(&self.read_frame_bytes()).expect("every frame is JSON")
     }
 
-    /// Reads one frame's bytes, checking only that it is at most 1 MiB.
+    /// Reads one frame's body, as it came, checking its size.
     pub fn read_frame_bytes(&mut self) -> Vec<u8> {
         let mut header = [0u8; 4];
         self.stdout.read_exact(&mut header).expect("a reply");
@@ -344,4 +350,37 @@ pub fn logs(dir: &Path) -> String {
         .unwrap()
         .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap())
         .collect()
+}
+
+/// The most resident memory a host may ever take (issue 15), whatever sequence of requests within the
+/// protocol's limits it is sent: its peak RSS (`VmHWM`), heap and mapped files together.
+pub const MAX_HOST_RSS_BYTES: u64 = 64 * 1024 * 1024;
+
+/// A running process's memory, from `/proc/<pid>/status`, in bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Memory {
+    /// The peak resident set since the process started (`VmHWM`).
+    pub peak: u64,
+    /// The resident anonymous memory now (`RssAnon`): the heap, stacks.
+    pub anon: u64,
+    /// The resident file-backed memory now (`RssFile`): the binary's pages and the LMDB map's.
+    pub file: u64,
+}
+
+impl std::fmt::Display for Memory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
+        write!(f, "peak {:.1} MiB (now {:.1} MiB anon, {:.1} MiB file)", mib(self.peak), mib(self.anon), mib(self.file))
+    }
+}
+
+/// The memory of the running process `pid` (Linux only).
+pub fn memory_of(pid: u32) -> Memory {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("the process is running");
+    let field = |name: &str| -> u64 {
+        let line = status.lines().find(|line| line.starts_with(name)).unwrap_or_else(|| panic!("{name} in status"));
+        let kib: u64 = line[name.len()..].trim().trim_end_matches("kB").trim().parse().expect("a size in kB");
+        kib * 1024
+    };
+    Memory { peak: field("VmHWM:"), anon: field("RssAnon:"), file: field("RssFile:") }
 }
