@@ -389,12 +389,8 @@ fn hostile_shapes_are_answered_in_step_within_the_memory_bound() {
                 _ => panic!("case {case} ({what}): neither a result nor an error: {text:.300}"),
             }
         }
-        let peak = common::peak_rss(host.pid());
-        assert!(
-            peak < common::MAX_HOST_RSS_BYTES,
-            "case {case} ({what}): the host's peak memory is {} MiB",
-            peak >> 20
-        );
+        let memory = common::memory_of(host.pid());
+        assert!(memory.peak < common::MAX_HOST_RSS_BYTES, "case {case} ({what}): {memory}");
     }
     let (rest, status) = host.close();
     assert!(rest.is_empty() && status.success());

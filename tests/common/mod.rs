@@ -236,40 +236,6 @@ impl Session {
         reassemble(frames).pop().unwrap()
     }
 
-    /// Reads one whole reply as its JSON text, reassembling chunks, without building a `Value` of it:
-    /// stored data comes back as stored, at any depth and with lone surrogate escapes, which
-    /// serde_json's `Value` refuses.
-    pub fn read_reply_text(&mut self) -> String {
-        #[derive(serde::Deserialize)]
-        struct Chunk {
-            chunk: Option<u64>,
-            chunks: Option<u64>,
-            part: Option<String>,
-        }
-        let mut text = String::new();
-        let mut next = 0;
-        loop {
-            let mut header = [0u8; 4];
-            self.stdout.read_exact(&mut header).expect("a reply");
-            let length = u32::from_ne_bytes(header) as usize;
-            assert!(length <= MAX_REPLY_FRAME, "a frame of {length} bytes is over 1 MiB");
-            let mut body = vec![0u8; length];
-            self.stdout.read_exact(&mut body).unwrap();
-            let body = String::from_utf8(body).expect("every frame is UTF-8");
-            let frame: Chunk = serde_json::from_str(&body).expect("every frame is JSON");
-            let (Some(chunk), Some(chunks), Some(part)) = (frame.chunk, frame.chunks, frame.part) else {
-                assert_eq!(next, 0, "a reply came in the middle of a chunked one");
-                return body;
-            };
-            assert_eq!(chunk, next, "chunks come in order");
-            text.push_str(&part);
-            next += 1;
-            if next == chunks {
-                return text;
-            }
-        }
-    }
-
     /// Sends a request and returns its reply.
     pub fn call(&mut self, request: Value) -> Value {
         self.send(&request);
@@ -376,18 +342,6 @@ impl Session {
         assert_eq!(keys.len(), items.len(), "list pages repeat an item");
         items
     }
-}
-
-/// The most memory a host may hold at its peak, whatever sequence of requests within the protocol's limits
-/// it is sent (README, "What we promise").
-pub const MAX_HOST_RSS_BYTES: u64 = 64 * 1024 * 1024;
-
-/// The peak resident memory of process `pid` so far (`VmHWM` in /proc), in bytes.
-pub fn peak_rss(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("the process is running");
-    let line = status.lines().find(|line| line.starts_with("VmHWM:")).expect("a VmHWM line");
-    let kib: u64 = line.split_whitespace().nth(1).and_then(|n| n.parse().ok()).expect("VmHWM in kB");
-    kib * 1024
 }
 
 /// The text of every log file the hosts wrote under the data directory `dir`.
