@@ -27,6 +27,7 @@
 
 export * from "./protocol.js";
 export * from "./errors.js";
+export * from "./backend.js";
 export * from "./client.js";
 export * from "./tool/spec.js";
 export * from "./tool/definitions.js";

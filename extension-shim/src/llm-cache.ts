@@ -4,7 +4,7 @@
  * wrappers that keep other tools' data out of the context (offloading and references).
  */
 
-import { NativeCacheClient, type ClientOptions } from "./client.js";
+import { NativeCacheClient, type ClientOptions } from "./backends/native.js";
 import { errorText } from "./tool/storage-tool.js";
 import { offloadLargeResults, type OffloadOptions, type ToolHandler } from "./offload.js";
 import { resolveReferences } from "./references.js";

@@ -10,7 +10,7 @@
  * (The host also removes sessions idle for 24 hours; this makes the removal prompt instead.)
  */
 
-import type { ConnectionRequest, NativeCacheClient } from "./client.js";
+import type { CacheBackend, ConnectionRequest } from "./backend.js";
 import { CacheError, StorageUnavailableError } from "./errors.js";
 import type { EndSessionResult } from "./protocol.js";
 import type { KeyValueStore } from "./storage-area.js";
@@ -37,10 +37,10 @@ export interface ResettableSession {
 }
 
 export class SessionCleanup {
-  readonly #client: NativeCacheClient;
+  readonly #client: CacheBackend;
   readonly #storage: KeyValueStore;
 
-  constructor(client: NativeCacheClient, storage: KeyValueStore) {
+  constructor(client: CacheBackend, storage: KeyValueStore) {
     this.#client = client;
     this.#storage = storage;
     // Awaited by the client before any caller's request goes out on the new connection.
