@@ -295,8 +295,8 @@ fn call(store: &Arc<Store>, origin: &str, mut request: Value) -> Result<String, 
 
 /// The text of the value that `path` names in the JSON text `text`; empty when there is none.
 fn text_at<'t>(text: &'t str, path: &[&str]) -> &'t str {
-    let tokens: Vec<_> = path.iter().map(|&name| name.into()).collect();
-    match pointer::find(text, &tokens) {
+    let pointer: String = path.iter().map(|name| format!("/{}", name.replace('~', "~0").replace('/', "~1"))).collect();
+    match pointer::find(text, &pointer) {
         Ok(Some((start, end))) => &text[start..end],
         _ => "",
     }

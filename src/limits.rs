@@ -27,6 +27,17 @@ pub const DEFAULT_LIST_LIMIT: usize = 100;
 /// The most items one `list` page may hold.
 pub const MAX_LIST_LIMIT: usize = 1000;
 
+/// The most words a `list` or `search` query may have, so that matching costs a bounded amount per
+/// byte searched.
+pub const MAX_QUERY_WORDS: usize = 32;
+
+/// The most bytes (UTF-8) a `list` or `search` query may have.
+pub const MAX_QUERY_BYTES: usize = 512;
+
+/// The longest pointer a `search` match carries: a longer one is cut to its longest prefix of whole
+/// tokens that fits (and marked `pointerCut`), so a page of matches a million levels deep stays small.
+pub const MAX_SEARCH_POINTER_BYTES: usize = 1024;
+
 /// A request id given as a string may be at most this long, so every error reply stays small.
 pub const MAX_ID_BYTES: usize = 256;
 

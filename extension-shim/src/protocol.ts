@@ -23,6 +23,15 @@ export const SESSION_QUOTA_BYTES = 52_428_800;
 /** Descriptions longer than this many characters are cut by the host (section 5.5). */
 export const MAX_DESCRIPTION_CHARS = 300;
 
+/** The most words of a `list` or `search` query (section 3.4). */
+export const MAX_QUERY_WORDS = 32;
+
+/** The most UTF-8 bytes of a `list` or `search` query (section 3.4). */
+export const MAX_QUERY_BYTES = 512;
+
+/** A search match's pointer longer than this is cut to an ancestor's, with `pointerCut` (section 4.10). */
+export const MAX_SEARCH_POINTER_BYTES = 1024;
+
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 /** What the host says about an item: never its data (section 4.0). */
@@ -73,6 +82,11 @@ export interface HelloResult {
     maxDescriptionChars: number;
     maxReplyFrameBytes: number;
     maxRequestFrameBytes: number;
+    /** The most words and UTF-8 bytes of a `list` or `search` query (section 3.4); absent from older hosts. */
+    maxQueryWords?: number;
+    maxQueryBytes?: number;
+    /** The longest pointer a search match names (section 4.10); absent from older hosts. */
+    maxSearchPointerBytes?: number;
   };
 }
 
@@ -159,8 +173,10 @@ export interface SearchRequest {
 
 export interface SearchMatch {
   storageKey: string;
-  /** The pointer to the matching string value. */
+  /** The pointer to the matching string value, or to an ancestor of it when `pointerCut` (section 4.10). */
   pointer: string;
+  /** True when the pointer was longer than `limits.maxSearchPointerBytes` and names an ancestor instead. */
+  pointerCut?: boolean;
   /** At most 160 characters of the string around the match, with … where it is cut. */
   snippet: string;
 }

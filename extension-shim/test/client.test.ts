@@ -19,7 +19,15 @@ import {
   RequestTimeoutError,
   StorageUnavailableError,
 } from "../src/errors.js";
-import { MAX_ITEM_BYTES, MAX_REQUEST_BYTES, SESSION_QUOTA_BYTES, utf8Length } from "../src/protocol.js";
+import {
+  MAX_ITEM_BYTES,
+  MAX_QUERY_BYTES,
+  MAX_QUERY_WORDS,
+  MAX_REQUEST_BYTES,
+  MAX_SEARCH_POINTER_BYTES,
+  SESSION_QUOTA_BYTES,
+  utf8Length,
+} from "../src/protocol.js";
 import { CHROME_ERRORS, hostConnector, type HostConnector } from "./helpers/chrome-port.js";
 import { HELLO_V1, replyingScript, scriptedConnector } from "./helpers/scripted-port.js";
 import { tempDir } from "./helpers/temp.js";
@@ -71,6 +79,9 @@ describe("handshake", () => {
       maxDescriptionChars: 300,
       maxReplyFrameBytes: 1_048_576,
       maxRequestFrameBytes: MAX_REQUEST_BYTES,
+      maxQueryWords: MAX_QUERY_WORDS,
+      maxQueryBytes: MAX_QUERY_BYTES,
+      maxSearchPointerBytes: MAX_SEARCH_POINTER_BYTES,
     });
   });
 

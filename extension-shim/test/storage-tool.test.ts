@@ -195,6 +195,20 @@ describe("actions", () => {
     assert.match(await tool.execute({ action: "search" }, CONTEXT), /^llm_cache search failed: InvalidRequestError: .*query/);
   });
 
+  it("a match nested past the host's pointer limit is shown with an ancestor's pointer, marked as such", async (t) => {
+    const { tool } = hostTool(t);
+    const depth = 600;
+    const key = keyOf(
+      await tool.execute({ action: "write", data: `${"[".repeat(depth)}"deep invoice"${"]".repeat(depth)}`, description: "deep" }, CONTEXT),
+    );
+    const lines = (await tool.execute({ action: "search", query: "invoice" }, CONTEXT)).split("\n");
+    const [, shown, pointer, snippet] = /^(\S+) \| (\S+) \(an ancestor: the match is deeper\) \| (.*)$/.exec(lines[1] as string) ?? [];
+    assert.equal(shown, key, lines.join("\n"));
+    assert.match(pointer as string, /^(\/0)+$/);
+    assert.ok((pointer as string).length <= 1024 && (pointer as string).length < 2 * depth, pointer);
+    assert.equal(snippet, "deep invoice");
+  });
+
   it("list with a query shows only the items whose description has every word", async (t) => {
     const { tool } = hostTool(t);
     for (const description of ["Summary of email 1: invoice from Acme", "Summary of email 2: lunch", "Acme contract"]) {

@@ -6,7 +6,8 @@ use crate::error::CacheError;
 use crate::message::Fields;
 
 use crate::limits::{
-    MAX_DESCRIPTION_CHARS, MAX_ITEM_BYTES, MAX_REPLY_FRAME_BYTES, MAX_REQUEST_FRAME_BYTES, SESSION_QUOTA_BYTES,
+    MAX_DESCRIPTION_CHARS, MAX_ITEM_BYTES, MAX_QUERY_BYTES, MAX_QUERY_WORDS, MAX_REPLY_FRAME_BYTES,
+    MAX_REQUEST_FRAME_BYTES, MAX_SEARCH_POINTER_BYTES, SESSION_QUOTA_BYTES,
 };
 
 /// The protocol this host speaks; a client built for another must refuse it.
@@ -59,6 +60,9 @@ struct Limits {
     max_description_chars: usize,
     max_reply_frame_bytes: usize,
     max_request_frame_bytes: u32,
+    max_query_words: usize,
+    max_query_bytes: usize,
+    max_search_pointer_bytes: usize,
 }
 
 /// Answers `hello`; needs no store, so it works even when the store can't be opened.
@@ -73,6 +77,9 @@ pub fn hello(gzip: bool) -> HelloResult {
             max_description_chars: MAX_DESCRIPTION_CHARS,
             max_reply_frame_bytes: MAX_REPLY_FRAME_BYTES,
             max_request_frame_bytes: MAX_REQUEST_FRAME_BYTES,
+            max_query_words: MAX_QUERY_WORDS,
+            max_query_bytes: MAX_QUERY_BYTES,
+            max_search_pointer_bytes: MAX_SEARCH_POINTER_BYTES,
         },
         encoding: gzip.then_some("gzip"),
     }

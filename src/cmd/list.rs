@@ -116,29 +116,16 @@ impl List {
 }
 
 impl List {
-    /// Whether an item passes the query: every word in its description or customMetadata strings.
+    /// Whether an item passes the query: every word in its description or customMetadata strings,
+    /// which are read in one pass however deep they nest.
     fn wanted(&self, meta: &crate::store::ItemMeta) -> bool {
         let Some(query) = &self.query else { return true };
-        let mut text = meta.description.clone();
-        if let Some(custom) = &meta.custom_metadata
-            && let Ok(value) = serde_json::from_str::<serde_json::Value>(custom.get())
-        {
-            strings_of(&value, &mut text);
+        let mut together = query.together();
+        together.add(&meta.description);
+        if let Some(custom) = &meta.custom_metadata {
+            together.add_strings(custom.get());
         }
-        query.matches(&text)
-    }
-}
-
-/// Appends every string value in `value` to `out`, each after a line break.
-fn strings_of(value: &serde_json::Value, out: &mut String) {
-    match value {
-        serde_json::Value::String(s) => {
-            out.push('\n');
-            out.push_str(s);
-        }
-        serde_json::Value::Array(values) => values.iter().for_each(|v| strings_of(v, out)),
-        serde_json::Value::Object(members) => members.values().for_each(|v| strings_of(v, out)),
-        _ => {}
+        together.all()
     }
 }
 

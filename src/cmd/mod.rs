@@ -25,8 +25,12 @@ use serde_json::value::RawValue;
 
 use crate::clock::Clock;
 use crate::error::{CacheError, ErrorCode, json_type_name};
-use crate::json::{self, pointer::PointerError, search::Query};
-use crate::limits::{MAX_CUSTOM_METADATA_BYTES, MAX_ITEM_BYTES, SESSION_QUOTA_BYTES, TOUCH_GRANULARITY_MS};
+use crate::json::search::{Query, QueryError};
+use crate::json::{self, pointer::PointerError};
+use crate::limits::{
+    MAX_CUSTOM_METADATA_BYTES, MAX_ITEM_BYTES, MAX_QUERY_BYTES, MAX_QUERY_WORDS, SESSION_QUOTA_BYTES,
+    TOUCH_GRANULARITY_MS,
+};
 use crate::message::{Fields, required_string};
 use crate::rules::{check_session_id, compact_json, parse_storage_key, truncate_description};
 use crate::store::{Dbs, ItemAt, ItemMeta, SessionRecord, Store, StoreError};
@@ -286,8 +290,8 @@ fn storage_key_in(fields: &Fields<'_>, session_id: &str) -> Result<String, Cache
 fn pointer(fields: &Fields<'_>) -> Result<Option<String>, CacheError> {
     let pointer = crate::message::optional_string(fields.pointer, "pointer")?;
     if let Some(pointer) = &pointer {
-        let wrong = match json::pointer::tokens(pointer) {
-            Ok(_) => return Ok(Some(pointer.clone())),
+        let wrong = match json::pointer::check(pointer) {
+            Ok(()) => return Ok(Some(pointer.clone())),
             Err(PointerError::NoLeadingSlash) => "a string not starting with /",
             Err(PointerError::BadEscape) => "a ~ not followed by 0 (for ~) or 1 (for /)",
         };
@@ -306,18 +310,18 @@ fn value_at<'t>(
     expected: &str,
     suggestion: &str,
 ) -> Result<&'t str, CacheError> {
-    let tokens = json::pointer::tokens(pointer)
+    json::pointer::check(pointer)
         .map_err(|_| CacheError::invalid_field("pointer", "an RFC 6901 JSON pointer", "an invalid pointer"))?;
-    let found = json::pointer::find(text, &tokens)
+    let found = json::pointer::find(text, pointer)
         .map_err(|_| CacheError::corrupted(storage_key, "its data is not well-formed JSON"))?;
     let (start, end) = found.ok_or_else(|| {
         CacheError::new(
             ErrorCode::ItemNotFoundError,
-            format!("item {storage_key} has nothing at pointer {pointer}"),
+            format!("item {storage_key} has nothing at pointer {}", echoed(pointer)),
             suggestion,
         )
         .expected(expected)
-        .actual(pointer)
+        .actual(echoed(pointer))
     })?;
     Ok(&text[start..end])
 }
@@ -326,13 +330,37 @@ fn value_at<'t>(
 fn at_pointer(pointer: Option<&str>) -> String {
     match pointer {
         None | Some("") => "the top of the item".to_owned(),
-        Some(pointer) => format!("pointer {pointer}"),
+        Some(pointer) => format!("pointer {}", echoed(pointer)),
     }
 }
 
-/// Reads a `query`: one or more words.
+/// A pointer as an error message shows it: whole up to 256 bytes, else its start and its length, so
+/// that an error about a pointer of megabytes stays a few hundred bytes.
+fn echoed(pointer: &str) -> String {
+    const MAX_ECHO: usize = 256;
+    if pointer.len() <= MAX_ECHO {
+        return pointer.to_owned();
+    }
+    let cut = (0..=MAX_ECHO).rev().find(|&at| pointer.is_char_boundary(at)).unwrap_or(0);
+    format!("{}… ({} bytes)", &pointer[..cut], pointer.len())
+}
+
+/// Reads a `query`: one to 32 words, at most 512 bytes.
 fn query(text: &str) -> Result<Query, CacheError> {
-    Query::parse(text).ok_or_else(|| CacheError::invalid_field("query", "one or more words to look for", "no words"))
+    let too_big = |what: &str, limit: usize, actual: usize| {
+        CacheError::new(
+            ErrorCode::InvalidRequestError,
+            format!("`query` has {actual} {what}; a query has at most {limit}"),
+            "search for the few words that best tell the wanted text apart, then read what matches",
+        )
+        .expected(format!("at most {limit} {what}"))
+        .actual(format!("{actual} {what}"))
+    };
+    Query::parse(text).map_err(|e| match e {
+        QueryError::NoWords => CacheError::invalid_field("query", "one or more words to look for", "no words"),
+        QueryError::TooManyWords(n) => too_big("words", MAX_QUERY_WORDS, n),
+        QueryError::TooLong(n) => too_big("bytes", MAX_QUERY_BYTES, n),
+    })
 }
 
 /// Replaces the existing item at `at`, whose metadata was `previous`, by `meta` (and `data`, when the

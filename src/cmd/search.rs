@@ -41,8 +41,12 @@ pub struct SearchResult {
 #[serde(rename_all = "camelCase")]
 struct Match {
     storage_key: String,
-    /// The RFC 6901 pointer to the string within the item's data (`""` when the data is that string).
+    /// The RFC 6901 pointer to the string within the item's data (`""` when the data is that string),
+    /// or, past 1024 bytes, its longest prefix of whole tokens that fits.
     pointer: String,
+    /// Present (and true) when `pointer` was cut, so that it names an ancestor of the string.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pointer_cut: bool,
     /// At most 160 characters around the match.
     snippet: String,
 }
@@ -91,6 +95,7 @@ impl Search {
                 matches.extend(found.into_iter().map(|f| Match {
                     storage_key: storage_key.to_owned(),
                     pointer: f.pointer,
+                    pointer_cut: f.pointer_cut,
                     snippet: f.snippet,
                 }));
                 if more {

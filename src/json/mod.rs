@@ -6,6 +6,7 @@
 //! - [`pointer`]: RFC 6901 pointers, resolved in one pass however deep.
 //! - [`slice`]: elements, members or characters `offset..offset + limit` of a value.
 //! - [`shape`]: a short description of a value's structure, e.g. `array[50] of {from,subject}`.
+//! - [`strings`]: every string value with its pointer, in one pass however deep.
 //! - [`search`]: the string values that contain every word of a query, with pointers and snippets.
 //! - [`pretty`]: a value laid out for a person's terminal, tokens as stored.
 //!
@@ -19,3 +20,4 @@ pub mod scan;
 pub mod search;
 pub mod shape;
 pub mod slice;
+pub mod strings;

@@ -4,8 +4,11 @@
 //! [`value_end`], so each byte is looked at a bounded number of times whatever the nesting depth
 //! (a path 200,000 levels deep costs what its bytes cost). If a name appears twice in an object,
 //! the pointer names the last one, as a JSON parser that keeps the last duplicate would.
-
-use std::borrow::Cow;
+//!
+//! The pointer itself is never copied or split up front: its tokens are found as the walk reaches
+//! their depth, and compared where they lie. Memory is a few bytes per level the walk enters, so a
+//! pointer of millions of tokens into a shallow item costs nothing, and every comparison of a token
+//! with a name or an index stops within the name's length (or 21 digits), however long the token.
 
 use super::scan::{skip_space, string_end, value_end};
 
@@ -18,53 +21,72 @@ pub enum PointerError {
     BadEscape,
 }
 
-/// The reference tokens of `pointer`, with `~1` and `~0` unescaped.
+/// Checks that `pointer` is an RFC 6901 pointer, in one pass and without copying it.
 ///
 /// # Errors
-/// [`PointerError`] when `pointer` is not a valid RFC 6901 pointer.
-pub fn tokens(pointer: &str) -> Result<Vec<Cow<'_, str>>, PointerError> {
-    if pointer.is_empty() {
-        return Ok(Vec::new());
+/// [`PointerError`] when it is not.
+pub fn check(pointer: &str) -> Result<(), PointerError> {
+    if !pointer.is_empty() && !pointer.starts_with('/') {
+        return Err(PointerError::NoLeadingSlash);
     }
-    let path = pointer.strip_prefix('/').ok_or(PointerError::NoLeadingSlash)?;
-    path.split('/').map(unescape).collect()
-}
-
-fn unescape(token: &str) -> Result<Cow<'_, str>, PointerError> {
-    if !token.contains('~') {
-        return Ok(Cow::Borrowed(token));
+    let bytes = pointer.as_bytes();
+    match memchr::memchr_iter(b'~', bytes).all(|at| matches!(bytes.get(at + 1), Some(b'0' | b'1'))) {
+        true => Ok(()),
+        false => Err(PointerError::BadEscape),
     }
-    let mut out = String::with_capacity(token.len());
-    let mut chars = token.chars();
-    while let Some(c) = chars.next() {
-        match (c, c == '~') {
-            (_, false) => out.push(c),
-            _ => match chars.next() {
-                Some('0') => out.push('~'),
-                Some('1') => out.push('/'),
-                _ => return Err(PointerError::BadEscape),
-            },
-        }
-    }
-    Ok(Cow::Owned(out))
 }
 
 /// The text is not well-formed JSON where the path runs through it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Malformed;
 
-/// Where the value that `tokens` names lies in `text`, as a byte range, or `None` when nothing is there.
+/// The tokens of a pointer, found as the walk goes deeper: each slash is looked for once.
+struct Tokens<'p> {
+    pointer: &'p str,
+    /// Where the slashes that start the tokens found so far are.
+    slashes: Vec<u32>,
+    /// Whether every slash has been found.
+    all_found: bool,
+}
+
+impl<'p> Tokens<'p> {
+    fn new(pointer: &'p str) -> Tokens<'p> {
+        Tokens { pointer, slashes: Vec::new(), all_found: pointer.is_empty() }
+    }
+
+    /// The token at `depth` (0 for the first), escapes as written; `None` past the last.
+    fn at(&mut self, depth: usize) -> Option<&'p str> {
+        // A token ends where the next one's slash is, so that one is found too.
+        while self.slashes.len() <= depth + 1 && !self.all_found {
+            let from = self.slashes.last().map_or(0, |&slash| slash as usize + 1);
+            match memchr::memchr(b'/', &self.pointer.as_bytes()[from..]) {
+                Some(at) => self.slashes.push(u32::try_from(from + at).ok()?),
+                None => self.all_found = true,
+            }
+        }
+        let start = *self.slashes.get(depth)? as usize + 1;
+        let end = self.slashes.get(depth + 1).map_or(self.pointer.len(), |&slash| slash as usize);
+        Some(&self.pointer[start..end])
+    }
+}
+
+/// Where the value that `pointer` (a valid RFC 6901 pointer, see [`check`]) names lies in `text`, as a
+/// byte range, or `None` when nothing is there.
 ///
 /// # Errors
 /// [`Malformed`] if the text breaks off or is not JSON along the way.
-pub fn find(text: &str, tokens: &[Cow<'_, str>]) -> Result<Option<(usize, usize)>, Malformed> {
+pub fn find(text: &str, pointer: &str) -> Result<Option<(usize, usize)>, Malformed> {
     let bytes = text.as_bytes();
     let start = skip_space(bytes, 0);
-    if tokens.is_empty() {
+    let mut tokens = Tokens::new(pointer);
+    if tokens.at(0).is_none() {
         return Ok(Some((start, value_end(bytes, start).ok_or(Malformed)?)));
     }
-    // The open containers on the path: whether each is an object, and how many entries it has had.
-    let mut path: Vec<(bool, u64)> = Vec::new();
+    // The open containers on the path, outermost first: whether each is an object. Each but the
+    // innermost is at the entry the path goes through.
+    let mut path: Vec<bool> = Vec::new();
+    // How many entries the innermost open container has had.
+    let mut entries = 0u64;
     let mut found = None;
     let mut at = start;
     // Whether the value at `at` is the entry the path continues through (true for the root).
@@ -72,18 +94,19 @@ pub fn find(text: &str, tokens: &[Cow<'_, str>]) -> Result<Option<(usize, usize)
     loop {
         let depth = path.len();
         let open = matches!(bytes.get(at), Some(b'{' | b'['));
-        if on_path && depth == tokens.len() {
+        if on_path && tokens.at(depth).is_none() {
             let end = value_end(bytes, at).ok_or(Malformed)?;
             found = Some((at, end));
             at = end;
         } else if on_path && open {
-            path.push((bytes[at] == b'{', 0));
+            path.push(bytes[at] == b'{');
+            entries = 0;
             at = skip_space(bytes, at + 1);
             if matches!(bytes.get(at), Some(b'}' | b']')) {
-                path.pop();
+                entries = leave(&mut path, &mut tokens);
                 at += 1;
             } else {
-                on_path = entry(bytes, &mut at, &mut path, tokens)?;
+                on_path = entry(bytes, &mut at, &path, &mut entries, &mut tokens)?;
                 if on_path {
                     found = None;
                 }
@@ -94,14 +117,14 @@ pub fn find(text: &str, tokens: &[Cow<'_, str>]) -> Result<Option<(usize, usize)
         }
         // After a value: the next entry of the innermost open container, or its end.
         loop {
-            let Some(&(object, _)) = path.last() else {
+            let Some(&object) = path.last() else {
                 return Ok(found);
             };
             at = skip_space(bytes, at);
             match (bytes.get(at), object) {
                 (Some(b','), _) => {
                     at = skip_space(bytes, at + 1);
-                    on_path = entry(bytes, &mut at, &mut path, tokens)?;
+                    on_path = entry(bytes, &mut at, &path, &mut entries, &mut tokens)?;
                     // A later entry of the same name replaces what an earlier one led to.
                     if on_path {
                         found = None;
@@ -109,7 +132,7 @@ pub fn find(text: &str, tokens: &[Cow<'_, str>]) -> Result<Option<(usize, usize)
                     break;
                 }
                 (Some(b'}'), true) | (Some(b']'), false) => {
-                    path.pop();
+                    entries = leave(&mut path, &mut tokens);
                     at += 1;
                 }
                 _ => return Err(Malformed),
@@ -118,14 +141,29 @@ pub fn find(text: &str, tokens: &[Cow<'_, str>]) -> Result<Option<(usize, usize)
     }
 }
 
+/// Closes the innermost open container and returns how many entries the one around it (whose
+/// entry on the path it was) has had: for an array, the index the path went through and that one.
+fn leave(path: &mut Vec<bool>, tokens: &mut Tokens<'_>) -> u64 {
+    path.pop();
+    match path.len().checked_sub(1) {
+        Some(depth) if !path[depth] => tokens.at(depth).and_then(index).map_or(0, |index| index + 1),
+        _ => 0,
+    }
+}
+
 /// Reads the start of an entry of the innermost container at `at` (an object member's name and
-/// colon; nothing for an array element), leaves `at` at its value, and says whether the entry is
-/// the one the path continues through.
-fn entry(bytes: &[u8], at: &mut usize, path: &mut [(bool, u64)], tokens: &[Cow<'_, str>]) -> Result<bool, Malformed> {
+/// colon; nothing for an array element), leaves `at` at its value, counts it, and says whether the
+/// entry is the one the path continues through.
+fn entry(
+    bytes: &[u8],
+    at: &mut usize,
+    path: &[bool],
+    entries: &mut u64,
+    tokens: &mut Tokens<'_>,
+) -> Result<bool, Malformed> {
     let depth = path.len() - 1;
-    let (object, index) = &mut path[depth];
-    let token = &tokens[depth];
-    let matches = if *object {
+    let token = tokens.at(depth).unwrap_or_default();
+    let matches = if path[depth] {
         (bytes.get(*at) == Some(&b'"')).then_some(()).ok_or(Malformed)?;
         let name_end = string_end(bytes, *at).ok_or(Malformed)?;
         let name = &bytes[*at..name_end];
@@ -134,30 +172,54 @@ fn entry(bytes: &[u8], at: &mut usize, path: &mut [(bool, u64)], tokens: &[Cow<'
         *at = skip_space(bytes, *at + 1);
         name_is(name, token)
     } else {
-        is_index(token, *index)
+        index(token) == Some(*entries)
     };
-    *index += 1;
+    *entries += 1;
     Ok(matches)
 }
 
-/// Whether the JSON string `quoted` (with its quotes) is `token`. A name with a lone escaped
-/// surrogate is valid JSON that no pointer (a Rust string) can name: it is simply not a match.
+/// Whether the JSON string `quoted` (with its quotes) is the name `token` (escapes as written in
+/// the pointer). A name with a lone escaped surrogate is valid JSON that no pointer (a Rust string)
+/// can name: it is simply not a match.
 fn name_is(quoted: &[u8], token: &str) -> bool {
     let contents = &quoted[1..quoted.len() - 1];
     if !contents.contains(&b'\\') {
-        return contents == token.as_bytes();
+        return token_is(token.as_bytes(), contents);
     }
     std::str::from_utf8(quoted)
         .ok()
         .and_then(|q| serde_json::from_str::<String>(q).ok())
-        .is_some_and(|name| name == token)
+        .is_some_and(|name| token_is(token.as_bytes(), name.as_bytes()))
 }
 
-/// Whether `token` is the array index `index`: decimal, without leading zeros.
-fn is_index(token: &str, index: u64) -> bool {
-    let canonical =
-        token == "0" || (!token.starts_with('0') && !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit()));
-    canonical && token.parse::<u64>().is_ok_and(|n| n == index)
+/// Whether the pointer token `token` (with `~0` and `~1` escapes) spells `name`. Stops at the first
+/// difference, so a long token costs no more than the name it is compared with.
+fn token_is(token: &[u8], name: &[u8]) -> bool {
+    let mut rest = token;
+    for &expected in name {
+        let (byte, len) = match rest {
+            [b'~', b'0', ..] => (b'~', 2),
+            [b'~', b'1', ..] => (b'/', 2),
+            [b, ..] => (*b, 1),
+            [] => return false,
+        };
+        if byte != expected {
+            return false;
+        }
+        rest = &rest[len..];
+    }
+    rest.is_empty()
+}
+
+/// The array index `token` names: decimal, without leading zeros. Longer than any index, it names
+/// none, so a long token is turned down at once.
+fn index(token: &str) -> Option<u64> {
+    let canonical = token == "0"
+        || (token.len() <= 20
+            && !token.starts_with('0')
+            && !token.is_empty()
+            && token.bytes().all(|b| b.is_ascii_digit()));
+    canonical.then(|| token.parse::<u64>().ok()).flatten()
 }
 
 #[cfg(test)]
@@ -165,8 +227,8 @@ mod tests {
     use super::*;
 
     fn at<'t>(text: &'t str, pointer: &str) -> Option<&'t str> {
-        let tokens = tokens(pointer).unwrap();
-        find(text, &tokens).unwrap().map(|(a, b)| &text[a..b])
+        check(pointer).unwrap();
+        find(text, pointer).unwrap().map(|(a, b)| &text[a..b])
     }
 
     #[test]
@@ -217,12 +279,30 @@ mod tests {
 
     #[test]
     fn malformed_text_and_invalid_pointers() {
-        assert_eq!(find("[1,", &tokens("/5").unwrap()), Err(Malformed));
-        assert_eq!(find(r#"{"a" 1}"#, &tokens("/a").unwrap()), Err(Malformed));
-        assert_eq!(tokens("a"), Err(PointerError::NoLeadingSlash));
-        assert_eq!(tokens("/~"), Err(PointerError::BadEscape));
-        assert_eq!(tokens("/a~2"), Err(PointerError::BadEscape));
-        assert_eq!(tokens("/~01").unwrap(), ["~1"]);
+        assert_eq!(find("[1,", "/5"), Err(Malformed));
+        assert_eq!(find(r#"{"a" 1}"#, "/a"), Err(Malformed));
+        assert_eq!(check("a"), Err(PointerError::NoLeadingSlash));
+        assert_eq!(check("/~"), Err(PointerError::BadEscape));
+        assert_eq!(check("/a~2"), Err(PointerError::BadEscape));
+        assert_eq!(check("/~01~1/x"), Ok(()));
+        assert_eq!(at(r#"{"~1":5,"~":6}"#, "/~01"), Some("5"));
+    }
+
+    #[test]
+    fn long_pointers_cost_what_the_walk_reaches() {
+        // A pointer of millions of tokens into a shallow item: only the tokens the walk reaches are read.
+        let many = "/0".repeat(5_000_000);
+        assert_eq!(at("[[1]]", &many), None);
+        assert_eq!(at("[[1]]", &many[..4]), Some("1"));
+        // A long token is turned down within the name or index it is compared with, at every entry.
+        let wide = format!("[{}]", ["0"; 200_000].join(","));
+        let long_index = format!("/{}", "1".repeat(1_000_000));
+        assert_eq!(at(&wide, &long_index), None);
+        let members = format!("{{{}}}", (0..100_000).map(|n| format!("\"k{n}\":0")).collect::<Vec<_>>().join(","));
+        assert_eq!(at(&members, &format!("/{}", "k".repeat(1_000_000))), None);
+        assert_eq!(at(&members, "/k99999"), Some("0"));
+        assert_eq!(index("12345678901234567890"), Some(12_345_678_901_234_567_890));
+        assert_eq!(index("123456789012345678901"), None);
     }
 
     #[test]

@@ -169,13 +169,54 @@ impl Session {
 
     /// Reads one frame, checked as [`split_frames`] does.
     pub fn read_frame(&mut self) -> Value {
+        serde_json::from_slice(&self.read_frame_bytes()).expect("every frame is JSON")
+    }
+
+    /// Reads one frame's bytes, checking only that it is at most 1 MiB.
+    pub fn read_frame_bytes(&mut self) -> Vec<u8> {
         let mut header = [0u8; 4];
         self.stdout.read_exact(&mut header).expect("a reply");
         let length = u32::from_ne_bytes(header) as usize;
         assert!(length <= MAX_REPLY_FRAME, "a frame of {length} bytes is over 1 MiB");
         let mut body = vec![0u8; length];
         self.stdout.read_exact(&mut body).unwrap();
-        serde_json::from_slice(&body).expect("every frame is JSON")
+        body
+    }
+
+    /// Reads one whole reply as JSON text, reassembling chunks, without making a [`Value`] of it: a
+    /// reply nested deeper than serde_json's recursion limit (128) can't be one. Read its parts with
+    /// [`member`].
+    pub fn read_reply_text(&mut self) -> String {
+        /// A frame's chunk fields; whatever else it holds is skipped by serde without recursion.
+        #[derive(serde::Deserialize)]
+        struct Chunk {
+            chunk: Option<u64>,
+            chunks: Option<u64>,
+            part: Option<String>,
+        }
+        let mut text = String::new();
+        let mut next = 0;
+        loop {
+            let body = String::from_utf8(self.read_frame_bytes()).expect("every frame is UTF-8");
+            let frame: Chunk = serde_json::from_str(&body).expect("every frame is a JSON object");
+            let (Some(chunk), Some(chunks), Some(part)) = (frame.chunk, frame.chunks, frame.part) else {
+                assert_eq!(next, 0, "a reply came in the middle of a chunked one");
+                return body;
+            };
+            assert_eq!(chunk, next, "chunks come in order");
+            text.push_str(&part);
+            next += 1;
+            if next == chunks {
+                return text;
+            }
+        }
+    }
+
+    /// Sends a request given as JSON text (which may nest deeper than a [`Value`] can) and returns
+    /// its reply as text.
+    pub fn call_text(&mut self, request: &str) -> String {
+        self.send_bytes(&frame(request.as_bytes()));
+        self.read_reply_text()
     }
 
     /// Reads one whole reply, reassembling chunks.
@@ -220,6 +261,15 @@ impl Session {
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
+}
+
+/// The text of the member `name` of the JSON object `json`, as written; `None` if it has none. The
+/// members' values are captured as text (serde skips them without recursion), so this works at any
+/// depth: follow a path with one call per name.
+pub fn member<'a>(json: &'a str, name: &str) -> Option<&'a str> {
+    let members: std::collections::HashMap<String, &serde_json::value::RawValue> =
+        serde_json::from_str(json).expect("a JSON object");
+    members.get(name).map(|raw| raw.get())
 }
 
 /// Checks that `actual` matches `expected`, where the string `"*"` in `expected` matches any value.

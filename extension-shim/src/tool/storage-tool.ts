@@ -220,7 +220,9 @@ export class StorageTool {
     const count = result.matches.length === 1 ? "1 match" : `${result.matches.length} matches`;
     const lines = [`${count} for "${words}" (key | pointer | snippet):`];
     for (const match of result.matches) {
-      lines.push(`${shortKey(match.storageKey, context.sessionId)} | ${match.pointer || '""'} | ${oneLine(match.snippet)}`);
+      // A cut pointer names an ancestor of the match (data nested hundreds deep): say so, or the LLM reads the wrong value.
+      const pointer = `${match.pointer || '""'}${match.pointerCut === true ? " (an ancestor: the match is deeper)" : ""}`;
+      lines.push(`${shortKey(match.storageKey, context.sessionId)} | ${pointer} | ${oneLine(match.snippet)}`);
     }
     if (result.nextCursor !== null) lines.push(`more: search with cursor "${result.nextCursor}"`);
     return lines.join("\n");
