@@ -29,6 +29,7 @@ export * from "./protocol.js";
 export * from "./errors.js";
 export * from "./backend.js";
 export * from "./client.js";
+export * from "./backends/in-process.js";
 export * from "./tool/spec.js";
 export * from "./tool/definitions.js";
 export * from "./tool/storage-tool.js";
