@@ -64,7 +64,8 @@ async function outcome(call: Promise<unknown>): Promise<unknown> {
 /** The same steps on a backend: every op, and the failures a caller must be able to tell apart. */
 async function steps(backend: CacheBackend): Promise<unknown[]> {
   const seen: unknown[] = [];
-  const written = await backend.write({ sessionId: SESSION, taskId: "task0001", data: { emails: [{ from: "ana", subject: "Q3" }], n: 1 }, description: "inbox" });
+  const data = { emails: [{ from: "ana", subject: "Q3" }], n: 1 };
+  const written = await backend.write({ sessionId: SESSION, taskId: "task0001", data, description: "inbox" });
   seen.push(normalized(written));
   const key = written.storageKey;
   const missing = `${SESSION}_aaaaaaaa_bbbbbbbb`;
@@ -91,7 +92,10 @@ describe("InProcessBackend", () => {
     const fromInProcess = await steps(inProcess);
     assert.deepEqual(fromInProcess, fromNative);
     // The steps did reach the failures they are about.
-    const codes = fromNative.flatMap((step) => ((step as { error?: { code: string } }).error ? [(step as { error: { code: string } }).error.code] : []));
+    const codes = fromNative.flatMap((step) => {
+      const error = (step as { error?: { code: string } }).error;
+      return error ? [error.code] : [];
+    });
     assert.deepEqual(codes, ["ItemNotFoundError", "InvalidKeyFormatError", "InvalidRequestError", "DataTooLargeError"]);
   });
 
@@ -177,7 +181,17 @@ describe("InProcessBackend with a server that misbehaves", () => {
     const error = { code: "QuotaExceededError", message: "full", suggestion: "free some", current: 10, requested: 2, limit: 11 };
     const backend = new InProcessBackend(scripted(HELLO_V1, (request) => JSON.stringify({ id: request.id, ok: false, error })));
     await assert.rejects(backend.write({ sessionId: SESSION, data: 1, description: "d" }), (thrown: unknown) => {
-      assert.deepEqual(errorFields(thrown), { name: "QuotaExceededError", code: "QuotaExceededError", message: "full", expected: undefined, actual: undefined, suggestion: "free some", current: 10, requested: 2, limit: 11 });
+      assert.deepEqual(errorFields(thrown), {
+        name: "QuotaExceededError",
+        code: "QuotaExceededError",
+        message: "full",
+        expected: undefined,
+        actual: undefined,
+        suggestion: "free some",
+        current: 10,
+        requested: 2,
+        limit: 11,
+      });
       return true;
     });
   });
