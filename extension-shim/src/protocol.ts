@@ -268,7 +268,7 @@ export function isChunkFrame(message: unknown): message is ChunkFrame {
 /**
  * The number of bytes `text` takes as UTF-8, which is how Chrome and the host measure a message against their limits.
  * Counted by hand rather than with TextEncoder so that checking a message near the limit doesn't first copy
- * 64 MiB. A lone surrogate counts 3 bytes, as the U+FFFD it would be encoded as; JSON.stringify escapes lone
+ * 8 MiB. A lone surrogate counts 3 bytes, as the U+FFFD it would be encoded as; JSON.stringify escapes lone
  * surrogates anyway, so they don't occur in the texts measured here.
  */
 export function utf8Length(text: string): number {
