@@ -93,6 +93,18 @@ impl Host {
         assert_eq!(stats["itemCount"], items, "{stats}");
     }
 
+    /// What `llm-cache-host show <session> <key> <args>` prints (through a pipe, so all of it).
+    fn show(&self, key: &str, args: &[&str]) -> String {
+        let output = Command::new(binary())
+            .args(["show", session_of(key), key])
+            .args(args)
+            .env("LLM_CACHE_DIR", self.dir.path())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "show: {}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).unwrap()
+    }
+
     /// Ends the host (it must exit 0 having written nothing more) and runs `verify` on its data.
     fn close_and_verify(self) {
         let (rest, status) = self.session.close();
@@ -172,6 +184,15 @@ fn arrays_a_million_deep_are_read_sliced_searched_and_appended_to() {
     assert_eq!(found["matches"][0]["snippet"], "more");
 
     host.in_step("conv_deep", 1);
+    // The CLI shows it exactly as stored: as JSON text, and laid out a line per token.
+    let stored = format!("[{},\"top\"]", arrays(DEPTH - 1, "\"an invoice\",\"more\""));
+    assert!(host.show(&key, &["--json"]).contains(&stored), "`show --json` prints the data as stored");
+    let shown = host.show(&key, &[]);
+    assert!(
+        shown.lines().count() > 2 * DEPTH && shown.lines().any(|line| line.trim() == "\"more\""),
+        "{}",
+        shorten(&shown)
+    );
     host.close_and_verify();
 }
 

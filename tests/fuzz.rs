@@ -224,3 +224,174 @@ async fn every_complete_frame_of_a_random_stream_is_answered_in_step() {
         assert_eq!(replies, complete, "one reply per complete frame, in step");
     }
 }
+
+/// A reply as far as the hostile-sequence checks need it, read from its raw text.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    id: &'a RawValue,
+    ok: bool,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+    error: Option<ErrorShape>,
+}
+
+/// Characters that a terminal, a log or a naive parser might act on.
+const CONTROL_CHARS: [char; 12] =
+    ['\u{0}', '\u{7}', '\u{8}', '\u{1b}', '\u{7f}', '\u{85}', '\u{9b}', '\u{202e}', '\u{2066}', '\u{feff}', '\n', '\r'];
+
+/// Non-ASCII letters whose case folding changes their length or is otherwise odd.
+const ODD_LETTERS: [&str; 8] = ["é", "ß", "İ", "ǅ", "Σ", "ﬃ", "😀", "ᾳ"];
+
+/// A random word: ASCII, non-ASCII or a mix, of 1 to `max` characters.
+fn word(rng: &mut Rng, max: usize) -> String {
+    (0..1 + rng.below(max))
+        .map(|_| match rng.below(3) {
+            0 => ODD_LETTERS[rng.below(ODD_LETTERS.len())].to_owned(),
+            _ => char::from(b'a' + rng.below(26) as u8).to_string(),
+        })
+        .collect()
+}
+
+/// A value nested `depth` deep (arrays, objects, or both by turns) around `inner`.
+fn nested(rng: &mut Rng, depth: usize, inner: &str) -> String {
+    let kind = rng.below(3);
+    let mut open = String::with_capacity(depth * 5);
+    let mut close = String::with_capacity(depth);
+    for level in 0..depth {
+        if kind == 0 || (kind == 2 && level % 2 == 0) {
+            open.push('[');
+            close.push(']');
+        } else {
+            open.push_str("{\"k\":");
+            close.push('}');
+        }
+    }
+    close = close.chars().rev().collect();
+    format!("{open}{inner}{close}")
+}
+
+/// Hostile requests built to a shape rather than mutated: deep nesting, long and non-ASCII queries,
+/// repeated keys, large pipelined groups of reads and control characters, sent to the real binary.
+/// Each case is a run of requests sent at once; every one must get its reply, in order (the stream
+/// stays in step: a `hello` sent after them is answered next), each a result or a known error, and
+/// the host's peak memory stays under the bound.
+#[test]
+fn hostile_shapes_are_answered_in_step_within_the_memory_bound() {
+    let cases = setting("LLM_CACHE_FUZZ_CASES", 20000) / 500;
+    let mut rng = Rng(setting("LLM_CACHE_FUZZ_SEED", 0xF022) ^ 0x5AFE);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut host = common::Session::start(tmp.path(), common::ORIGIN);
+    let session = "conv_hostile";
+
+    // One item as large as an item may be, which reads, repeated keys and pipelined groups aim at.
+    let element = format!("\"{}\"", "lorem ipsum dolor sit amet ".repeat(37));
+    let count = (llm_cache_host::limits::MAX_ITEM_BYTES as usize - 2) / (element.len() + 1);
+    let big = format!("[{}]", vec![element.as_str(); count].join(","));
+    let write = |data: &str, description: &str, custom: &str| {
+        format!(
+            r#"{{"id":"w","op":"write","sessionId":"{session}","data":{data},"description":{description}{custom}}}"#
+        )
+    };
+    host.send_bytes(&frame(write(&big, "\"big\"", "").as_bytes()));
+    let reply = host.read_reply_text();
+    let written: Envelope<'_> = serde_json::from_str(&reply).unwrap();
+    assert!(written.ok, "{reply:.300}");
+    let big_key: serde_json::Value = serde_json::from_str(written.result.unwrap().get()).unwrap();
+    let big_key = big_key["storageKey"].as_str().unwrap().to_owned();
+    drop(big);
+
+    for case in 0..cases {
+        let mut requests: Vec<String> = Vec::new();
+        let what = rng.below(5);
+        match what {
+            // Deep nesting, then every op that walks data.
+            0 => {
+                let depth = [1, 1000, 100_000, 1_000_000][rng.below(4)];
+                let needle = word(&mut rng, 6);
+                let data = nested(&mut rng, depth, &format!("[\"x {needle} y\"]"));
+                let turn = format!("{case:08}");
+                let key = format!("{session}_deepdeep_{turn}");
+                requests.push(format!(
+                    r#"{{"id":"w","op":"write","sessionId":"{session}","taskId":"deepdeep","turnId":"{turn}","data":{data},"description":"deep"}}"#
+                ));
+                let pointer: String = "/0".repeat(rng.below(depth.min(50)));
+                requests.push(format!(r#"{{"id":"r","op":"read","sessionId":"{session}","storageKey":"{key}"}}"#));
+                requests.push(format!(
+                    r#"{{"id":"p","op":"read","sessionId":"{session}","storageKey":"{key}","pointer":"{pointer}","offset":{},"limit":{},"maxBytes":{}}}"#,
+                    rng.below(3),
+                    rng.below(5),
+                    16 + rng.below(1000)
+                ));
+                requests.push(format!(r#"{{"id":"s","op":"search","sessionId":"{session}","query":"{needle}"}}"#));
+                requests.push(format!(
+                    r#"{{"id":"a","op":"append","sessionId":"{session}","storageKey":"{key}","pointer":"{pointer}","data":[1]}}"#
+                ));
+                requests.push(format!(r#"{{"id":"l","op":"list","sessionId":"{session}","query":"{needle}"}}"#));
+                requests.push(format!(r#"{{"id":"d","op":"delete","sessionId":"{session}","storageKey":"{key}"}}"#));
+            }
+            // Long and non-ASCII queries over strings that hold odd letters.
+            1 => {
+                let text: Vec<String> = (0..rng.below(2000)).map(|_| word(&mut rng, 3)).collect();
+                requests.push(write(&serde_json::to_string(&text).unwrap(), "\"words\"", ""));
+                let words: Vec<String> = (0..1 + rng.below(120))
+                    .map(|_| {
+                        let length = 1 + rng.below(40);
+                        word(&mut rng, length)
+                    })
+                    .collect();
+                let query = serde_json::to_string(&words.join(" ")).unwrap();
+                requests.push(format!(r#"{{"id":"s","op":"search","sessionId":"{session}","query":{query}}}"#));
+                requests.push(format!(r#"{{"id":"l","op":"list","sessionId":"{session}","query":{query}}}"#));
+            }
+            // One key, many times over, in one read.
+            2 => {
+                let keys = vec![format!("\"{big_key}\""); 1 + rng.below(100)].join(",");
+                requests.push(format!(r#"{{"id":"m","op":"read","sessionId":"{session}","storageKeys":[{keys}]}}"#));
+            }
+            // A large pipelined group of reads of the largest item.
+            3 => {
+                for n in 0..1 + rng.below(64) {
+                    requests
+                        .push(format!(r#"{{"id":{n},"op":"read","sessionId":"{session}","storageKey":"{big_key}"}}"#));
+                }
+            }
+            // Control characters in every string a client sends.
+            _ => {
+                let odd = |rng: &mut Rng| -> String {
+                    (0..1 + rng.below(40)).map(|_| CONTROL_CHARS[rng.below(CONTROL_CHARS.len())]).collect()
+                };
+                let description = serde_json::to_string(&format!("note {}", odd(&mut rng))).unwrap();
+                let custom = format!(r#","customMetadata":{{"k":{}}}"#, serde_json::to_string(&odd(&mut rng)).unwrap());
+                let data = serde_json::to_string(&odd(&mut rng)).unwrap();
+                requests.push(write(&data, &description, &custom));
+                let session_id = serde_json::to_string(&format!("conv_{}", odd(&mut rng))).unwrap();
+                requests.push(format!(r#"{{"id":"c","op":"list","sessionId":{session_id}}}"#));
+                requests.push(format!(r#"{{"id":"l","op":"list","sessionId":"{session}","query":"note"}}"#));
+            }
+        }
+        requests.push(format!(r#"{{"id":"step{case}","op":"hello"}}"#));
+        let input: Vec<u8> = requests.iter().flat_map(|request| frame(request.as_bytes())).collect();
+        host.send_bytes(&input);
+        for request in &requests {
+            let text = host.read_reply_text();
+            let reply: Envelope<'_> = serde_json::from_str(&text)
+                .unwrap_or_else(|e| panic!("case {case} ({what}): {e} in a reply of {} bytes", text.len()));
+            let sent = format!("{{\"ok\":true,{}", &request[1..]);
+            let sent: Envelope<'_> = serde_json::from_str(&sent).unwrap();
+            assert_eq!(reply.id.get(), sent.id.get(), "case {case} ({what}): the replies are out of step");
+            match (reply.ok, reply.result, &reply.error) {
+                (true, Some(_), None) => {}
+                (false, None, Some(error)) => {
+                    assert!(CODES.contains(&error.code.as_str()), "case {case} ({what}): {}", error.code);
+                    assert!(!error.message.is_empty() && !error.suggestion.is_empty(), "case {case} ({what})");
+                }
+                _ => panic!("case {case} ({what}): neither a result nor an error: {text:.300}"),
+            }
+        }
+        let memory = common::memory_of(host.pid());
+        assert!(memory.peak < common::MAX_HOST_RSS_BYTES, "case {case} ({what}): {memory}");
+    }
+    let (rest, status) = host.close();
+    assert!(rest.is_empty() && status.success());
+}

@@ -147,11 +147,11 @@ export class ProtocolVersionError extends StorageUnavailableError {
   }
 }
 
-/** Chrome would refuse to post this message, so it is never sent (PROTOCOL.md section 2.1). */
+/** The host would refuse this message, so it is never sent (PROTOCOL.md section 2.1). */
 export class MessageTooLargeError extends DataTooLargeError {
   constructor(bytes: number) {
     super({
-      message: `the request is ${bytes} bytes of JSON; Chrome sends at most ${MAX_REQUEST_BYTES} bytes to a native host`,
+      message: `the request is ${bytes} bytes of JSON; the host takes at most ${MAX_REQUEST_BYTES} bytes in one request`,
       expected: MAX_REQUEST_BYTES,
       actual: bytes,
     });

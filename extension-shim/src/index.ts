@@ -4,8 +4,17 @@
  * # Layout
  * - protocol.ts: wire types and limits of protocol v1 (PROTOCOL.md is normative).
  * - errors.ts: one error class per protocol error code, and the mapper from error replies.
- * - client.ts: NativeCacheClient, the port to the host: handshake, pipelining, timeouts, chunks, reconnects,
- *   closing an idle port.
+ * - backend.ts: CacheBackend, the interface the tool, offloading, references and cleanup talk to, and
+ *   ProtocolClient, its typed calls written once over one `request`; `resultOf` turns every backend's replies
+ *   into results or errors.
+ * - backends/: the backends.
+ *   - native.ts: NativeCacheClient, the port to the host: handshake, pipelining, timeouts, chunks, reconnects,
+ *     closing an idle port. (client.ts re-exports it from its old home.)
+ *   - in-process.ts: InProcessBackend, for a protocol server in the extension itself (request text in, reply
+ *     text out), which the IndexedDB backend plugs into.
+ * - routing.ts: RoutingBackend, the host where it answers and the in-browser backend where it doesn't, chosen
+ *   per session and kept until the session ends.
+ * - status.ts: `status()`'s shape, and why the host isn't used in words a person can act on.
  * - tool/: the LLM tool `llm_cache`.
  *   - spec.ts: the tool described once: name, purpose, parameters.
  *   - definitions.ts: that spec as each LLM API takes it (OpenAI Responses and Chat, plain and strict;
@@ -18,16 +27,20 @@
  *   the shapes its registry takes.
  * - offload.ts: offloadLargeResults, which caches another tool's large results instead of showing them.
  * - references.ts: resolveReferences, which puts cached data into another tool's arguments.
- * - session.ts: endSession for the agent's session hooks, remembered while the host can't be reached and sent
- *   first on the next connection; attachToSession for sessions without hooks.
- * - storage-area.ts: the chrome.storage.local interface session.ts uses.
+ * - session.ts: endSession for the agent's session hooks, remembered per backend while it can't be reached and
+ *   sent first on its next connection; attachToSession for sessions without hooks.
+ * - storage-area.ts: the chrome.storage.local interface session.ts and routing.ts keep their records in.
  * - llm-cache.ts: createLlmCache, all of the above wired together.
  * - demo-extension.ts: the demo extension's fixed id.
  */
 
 export * from "./protocol.js";
 export * from "./errors.js";
+export * from "./backend.js";
 export * from "./client.js";
+export * from "./backends/in-process.js";
+export * from "./routing.js";
+export * from "./status.js";
 export * from "./tool/spec.js";
 export * from "./tool/definitions.js";
 export * from "./tool/storage-tool.js";

@@ -1,32 +1,56 @@
 /**
- * createLlmCache: the pieces an extension needs, wired together once: one client (one port, one host process),
- * the StorageTool for the LLM, session cleanup for the agent's hooks, the system prompt section, and the
- * wrappers that keep other tools' data out of the context (offloading and references).
+ * createLlmCache: the pieces an extension needs, wired together once: the backends (the native host, and the
+ * in-browser backend where the host isn't there) behind one RoutingBackend, the StorageTool for the LLM,
+ * session cleanup for the agent's hooks, the system prompt section, `status()`, and the wrappers that keep
+ * other tools' data out of the context (offloading and references).
  */
 
-import { NativeCacheClient, type ClientOptions } from "./client.js";
+import type { CacheBackend } from "./backend.js";
+import { NativeCacheClient, type ClientOptions } from "./backends/native.js";
 import { errorText } from "./tool/storage-tool.js";
 import { offloadLargeResults, type OffloadOptions, type ToolHandler } from "./offload.js";
 import { resolveReferences } from "./references.js";
+import { RoutingBackend } from "./routing.js";
 import { SessionCleanup, type EndSessionOutcome, type ResettableSession } from "./session.js";
+import type { CacheStatus } from "./status.js";
 import { chromeLocalStorage, type KeyValueStore } from "./storage-area.js";
 import type { DefinitionVariant } from "./tool/definitions.js";
 import { cachePrompt, withCachePrompt } from "./tool/prompt.js";
 import { StorageTool, type StorageToolOptions } from "./tool/storage-tool.js";
 
+/** Which backend serves: see LlmCacheOptions.backend. */
+export type BackendChoice = "auto" | "host" | "indexeddb";
+
 export interface LlmCacheOptions extends ClientOptions, StorageToolOptions {
-  /** chrome.storage.local by default: remembered session cleanups live there. */
+  /** chrome.storage.local by default: remembered session cleanups and sessions' routes live there. */
   storage?: KeyValueStore;
+  /**
+   * "auto" (the default) and "host": the native host when its handshake succeeds, and the in-browser backend
+   * when it doesn't (not installed, forbidden, crashed at start), unless `fallback` is false. "indexeddb":
+   * the in-browser backend only; the host is never asked. While the host is down, a new session asks it again
+   * at most once per HOST_RECHECK_MS (routing.ts), timed by `now`.
+   */
+  backend?: BackendChoice;
+  /** Whether the in-browser backend stands in while the host can't be used; true by default. */
+  fallback?: boolean;
+  /**
+   * Makes the in-browser backend, e.g. `() => new InProcessBackend(idbHost, "indexeddb")`. Without it there is
+   * none to fall back to, and `backend: "indexeddb"` is refused.
+   */
+  indexedDb?: () => CacheBackend;
 }
 
 export interface LlmCache {
-  client: NativeCacheClient;
+  /** The typed client: a RoutingBackend over the backends in use. */
+  client: RoutingBackend;
   tool: StorageTool;
   cleanup: SessionCleanup;
   /** For the agent's session-end hooks; see SessionCleanup.endSession. */
   endSession: (sessionId: string) => Promise<EndSessionOutcome>;
   /** Ends the conversation's cache whenever `session.reset()` or `session.close()` runs; see SessionCleanup. */
   attachToSession: (session: ResettableSession, onEnded?: (sessionId: string, outcome: EndSessionOutcome) => void) => () => void;
+  /** Which backend serves new sessions, the host's version, and why the host isn't used, if it isn't. */
+  status: () => Promise<CacheStatus>;
   /** The system prompt section for the plain definitions. */
   systemPrompt: string;
   /** The section for the definition variant the agent sends. */
@@ -53,7 +77,17 @@ export interface LlmCache {
 
 export function createLlmCache(options: LlmCacheOptions = {}): LlmCache {
   const storage = options.storage ?? chromeLocalStorage();
-  const client = new NativeCacheClient(options);
+  const choice = options.backend ?? "auto";
+  const inBrowser = choice === "indexeddb" || options.fallback !== false ? options.indexedDb?.() : undefined;
+  if (choice === "indexeddb" && !inBrowser) {
+    throw new TypeError('createLlmCache: backend "indexeddb" needs the indexedDb option, which makes the in-browser backend');
+  }
+  const client = new RoutingBackend({
+    host: choice === "indexeddb" ? undefined : new NativeCacheClient(options),
+    fallback: inBrowser,
+    storage,
+    now: options.now,
+  });
   const cleanup = new SessionCleanup(client, storage);
   const tool = new StorageTool(client, options);
   return {
@@ -62,6 +96,7 @@ export function createLlmCache(options: LlmCacheOptions = {}): LlmCache {
     cleanup,
     endSession: (sessionId) => cleanup.endSession(sessionId),
     attachToSession: (session, onEnded) => cleanup.attachToSession(session, onEnded),
+    status: () => client.status(),
     systemPrompt: cachePrompt(),
     promptFor: cachePrompt,
     withPrompt: withCachePrompt,

@@ -15,7 +15,7 @@
  * it is, and so is every result up to one item's size while the cache can't take it.
  */
 
-import type { NativeCacheClient } from "./client.js";
+import type { CacheBackend } from "./backend.js";
 import { CacheError, DataTooLargeError, QuotaExceededError } from "./errors.js";
 import { MAX_DESCRIPTION_CHARS, MAX_ITEM_BYTES, utf8Length, type CacheMetadata, type HelloResult } from "./protocol.js";
 import { formatSize, itemLine } from "./tool/format.js";
@@ -69,7 +69,7 @@ interface Part {
  * one item's size is cached in parts, or else shown as a preview with a note.
  */
 export function offloadLargeResults<A, C extends { sessionId: string }, R>(
-  client: NativeCacheClient,
+  client: CacheBackend,
   toolName: string,
   handler: ToolHandler<A, C, R>,
   options: OffloadOptions<A, C> = {},
@@ -140,7 +140,7 @@ function cachedText(offload: Offload, item: CacheMetadata, now: number): string 
  * refuses a part, the parts written are deleted again and the LLM gets a preview and a note.
  */
 async function cacheInParts(
-  client: NativeCacheClient,
+  client: CacheBackend,
   offload: Offload,
   target: { sessionId: string; taskId: string | undefined; description: string },
   limits: HelloResult["limits"],

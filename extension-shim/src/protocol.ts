@@ -11,8 +11,11 @@ export const NATIVE_HOST_NAME = "com.browserx.llm_cache";
 /** The one protocol version this shim speaks; `hello` tells us the host's (section 4.1). */
 export const PROTOCOL_VERSION = 1;
 
-/** Chrome refuses to post a message whose JSON text is longer than this, and so does the host (section 2.1). */
-export const MAX_REQUEST_BYTES = 67_108_864;
+/**
+ * The host refuses a request whose JSON text is longer than this (section 2.1): room for 5 MB of data, 64 KiB of
+ * customMetadata and a long description. Chrome itself would post up to 64 MiB.
+ */
+export const MAX_REQUEST_BYTES = 8_388_608;
 
 /** The most `dataSize` one item may have (section 5.4). */
 export const MAX_ITEM_BYTES = 5_242_880;
@@ -22,6 +25,9 @@ export const SESSION_QUOTA_BYTES = 52_428_800;
 
 /** Descriptions longer than this many characters are cut by the host (section 5.5). */
 export const MAX_DESCRIPTION_CHARS = 300;
+
+/** The most bytes of data and customMetadata one `read` with `storageKeys` returns (section 4.3). */
+export const MAX_READ_MANY_BYTES = 5_308_416;
 
 /** The most words of a `list` or `search` query (section 3.4). */
 export const MAX_QUERY_WORDS = 32;
@@ -40,7 +46,7 @@ export interface CacheMetadata {
   description: string;
   /** When the item was last written or updated, in ms since the Unix epoch (the host's clock). */
   timestamp: number;
-  /** Bytes of the data's compact JSON text: what the quota counts. */
+  /** Bytes of the data's compact JSON text (the quota counts this and the customMetadata's compact text). */
   dataSize: number;
   /**
    * How the data is built, e.g. "array[50] of {from,subject,summary}", "string(48213)" (section 5.12); at
@@ -82,6 +88,8 @@ export interface HelloResult {
     maxDescriptionChars: number;
     maxReplyFrameBytes: number;
     maxRequestFrameBytes: number;
+    /** The most data and customMetadata one `read` with `storageKeys` returns (section 4.3); absent from older hosts. */
+    maxReadManyBytes?: number;
     /** The most words and UTF-8 bytes of a `list` or `search` query (section 3.4); absent from older hosts. */
     maxQueryWords?: number;
     maxQueryBytes?: number;
@@ -258,9 +266,9 @@ export function isChunkFrame(message: unknown): message is ChunkFrame {
 }
 
 /**
- * The number of bytes `text` takes as UTF-8, which is how Chrome measures a message against its 64 MiB limit.
+ * The number of bytes `text` takes as UTF-8, which is how Chrome and the host measure a message against their limits.
  * Counted by hand rather than with TextEncoder so that checking a message near the limit doesn't first copy
- * 64 MiB. A lone surrogate counts 3 bytes, as the U+FFFD it would be encoded as; JSON.stringify escapes lone
+ * 8 MiB. A lone surrogate counts 3 bytes, as the U+FFFD it would be encoded as; JSON.stringify escapes lone
  * surrogates anyway, so they don't occur in the texts measured here.
  */
 export function utf8Length(text: string): number {

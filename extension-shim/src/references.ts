@@ -18,7 +18,7 @@
  * once.
  */
 
-import type { NativeCacheClient } from "./client.js";
+import type { CacheBackend } from "./backend.js";
 import { DataTooLargeError, InvalidRequestError } from "./errors.js";
 import { MAX_ITEM_BYTES, utf8Length, type JsonValue } from "./protocol.js";
 import { formatSize } from "./tool/format.js";
@@ -69,7 +69,7 @@ interface Resolved {
  * an object has `$llm_cache` but isn't a reference or when there are more than MAX_REFERENCES, and with
  * DataTooLargeError when the data would be more than MAX_REFERENCE_BYTES.
  */
-export async function resolveReferences<T>(client: NativeCacheClient, args: T, context: { sessionId: string }): Promise<T> {
+export async function resolveReferences<T>(client: CacheBackend, args: T, context: { sessionId: string }): Promise<T> {
   const wanted = collect(args);
   if (wanted.size === 0) return args;
   const resolved = new Map<string, Resolved>();

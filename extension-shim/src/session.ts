@@ -8,23 +8,41 @@
  * before anything else is sent on it. That order is what keeps newer data safe: a conversation resumed under
  * the same id writes only after the remembered cleanup has run, so the cleanup can't remove what it writes.
  * (The host also removes sessions idle for 24 hours; this makes the removal prompt instead.)
+ *
+ * With two backends (routing.ts), a session is ended on each that may hold it, and a cleanup is remembered
+ * per backend, under that backend's own keys: it is sent on that backend's next connection only, and
+ * forgotten as soon as that backend has done it. So a cleanup one backend missed never runs late on the other,
+ * where the session may have been resumed meanwhile.
  */
 
-import type { ConnectionRequest, NativeCacheClient } from "./client.js";
+import type { BackendKind, CacheBackend, ConnectionRequest } from "./backend.js";
 import { CacheError, StorageUnavailableError } from "./errors.js";
 import type { EndSessionResult } from "./protocol.js";
+import { backendsOf, endSessionEach } from "./routing.js";
 import type { KeyValueStore } from "./storage-area.js";
 
-/** One chrome.storage.local key per pending session, so two cleanups never race on one shared list. */
-export const PENDING_END_SESSION_PREFIX = "llmCache.pendingEndSession.";
+/**
+ * One chrome.storage.local key per pending session and backend, so two cleanups never race on one shared
+ * record. The host's keys are the ones shims before the in-browser backend wrote, so those are still sent.
+ */
+export const PENDING_END_SESSION_PREFIXES: Record<BackendKind, string> = {
+  host: "llmCache.pendingEndSession.",
+  indexeddb: "llmCache.indexeddb.pendingEndSession.",
+};
 
-/** The Web Lock every context of the extension takes while it sends remembered cleanups. */
-const FLUSH_LOCK = "llmCache.pendingEndSession";
+/** The host's prefix, by its old name. */
+export const PENDING_END_SESSION_PREFIX = PENDING_END_SESSION_PREFIXES.host;
+
+/** The Web Lock every context of the extension takes while it sends a backend's remembered cleanups. */
+const FLUSH_LOCKS: Record<BackendKind, string> = {
+  host: "llmCache.pendingEndSession",
+  indexeddb: "llmCache.indexeddb.pendingEndSession",
+};
 
 export type EndSessionOutcome =
-  /** The host removed the session's items. */
+  /** The backend (or each that may hold the session) removed the session's items. */
   | { status: "ended"; deletedItems: number; freedBytes: number }
-  /** The host couldn't be reached; the cleanup is remembered and sent on the next connection. */
+  /** A backend holding the session couldn't be reached; the cleanup is remembered and sent on its next connection. */
   | { status: "pending"; reason: string }
   /** The host refused it (e.g. a malformed sessionId); retrying wouldn't help, so it isn't remembered. */
   | { status: "failed"; error: CacheError };
@@ -37,14 +55,14 @@ export interface ResettableSession {
 }
 
 export class SessionCleanup {
-  readonly #client: NativeCacheClient;
+  readonly #client: CacheBackend;
   readonly #storage: KeyValueStore;
 
-  constructor(client: NativeCacheClient, storage: KeyValueStore) {
+  constructor(client: CacheBackend, storage: KeyValueStore) {
     this.#client = client;
     this.#storage = storage;
     // Awaited by the client before any caller's request goes out on the new connection.
-    client.onConnect(({ request }) => this.#flush(request));
+    client.onConnect(({ backend, request }) => this.#flush(backend, request));
   }
 
   /**
@@ -53,19 +71,26 @@ export class SessionCleanup {
    * by remembering the cleanup. (Only a failing chrome.storage.local would make this reject.)
    */
   async endSession(sessionId: string): Promise<EndSessionOutcome> {
-    try {
-      const result = await this.#client.endSession(sessionId);
-      await this.#storage.remove(PENDING_END_SESSION_PREFIX + sessionId);
-      return { status: "ended", deletedItems: result.deletedItems, freedBytes: result.freedBytes };
-    } catch (error) {
-      if (error instanceof StorageUnavailableError) {
-        await this.#storage.set({ [PENDING_END_SESSION_PREFIX + sessionId]: Date.now() });
-        return { status: "pending", reason: error.message };
+    let deletedItems = 0;
+    let freedBytes = 0;
+    let pending: string | undefined;
+    let failure: CacheError | undefined;
+    for (const attempt of await endSessionEach(this.#client, sessionId)) {
+      const key = PENDING_END_SESSION_PREFIXES[attempt.backend] + sessionId;
+      if (attempt.ok) {
+        await this.#storage.remove(key);
+        deletedItems += attempt.result.deletedItems;
+        freedBytes += attempt.result.freedBytes;
+      } else if (attempt.required && attempt.error instanceof StorageUnavailableError) {
+        await this.#storage.set({ [key]: Date.now() });
+        pending ??= attempt.error.message;
+      } else if (attempt.required) {
+        failure ??= attempt.error instanceof CacheError ? attempt.error : new StorageUnavailableError({ message: String(attempt.error) });
       }
-      const failure =
-        error instanceof CacheError ? error : new StorageUnavailableError({ message: String(error) });
-      return { status: "failed", error: failure };
     }
+    if (failure) return { status: "failed", error: failure };
+    if (pending !== undefined) return { status: "pending", reason: pending };
+    return { status: "ended", deletedItems, freedBytes };
   }
 
   /**
@@ -97,45 +122,52 @@ export class SessionCleanup {
   }
 
   /**
-   * Connects if needed, which sends every remembered cleanup first. Resolves with the sessions still waiting
-   * (empty once the host has taken them all).
+   * Connects each backend if needed, which sends its remembered cleanups first. Resolves with the sessions
+   * still waiting (empty once every backend has taken them all).
    */
   async flushPending(): Promise<string[]> {
-    try {
-      await this.#client.hello();
-    } catch {
-      // Still unreachable: everything stays remembered.
+    for (const backend of backendsOf(this.#client)) {
+      try {
+        await backend.hello();
+      } catch {
+        // Still unreachable: its cleanups stay remembered.
+      }
     }
     return this.pendingSessions();
   }
 
-  /** The sessions whose cleanup is still waiting to be sent. */
+  /** The sessions whose cleanup is still waiting to be sent to some backend. */
   async pendingSessions(): Promise<string[]> {
-    const all = await this.#storage.get(null);
-    return Object.keys(all)
-      .filter((key) => key.startsWith(PENDING_END_SESSION_PREFIX))
-      .map((key) => key.slice(PENDING_END_SESSION_PREFIX.length));
+    const keys = Object.keys(await this.#storage.get(null));
+    const sessions = new Set<string>();
+    for (const prefix of Object.values(PENDING_END_SESSION_PREFIXES)) {
+      for (const key of keys) if (key.startsWith(prefix)) sessions.add(key.slice(prefix.length));
+    }
+    return [...sessions];
   }
 
   /**
-   * Sends every remembered cleanup on a new connection. Every context of the extension (service worker, side
-   * panel, offscreen document) may connect at once; the lock lets one of them send while the others wait and
-   * then find nothing left, so no context sends a cleanup it read before another context had finished it.
+   * Sends a backend's remembered cleanups on its new connection. Every context of the extension (service
+   * worker, side panel, offscreen document) may connect at once; the lock lets one of them send while the
+   * others wait and then find nothing left, so no context sends a cleanup it read before another context had
+   * finished it.
    */
-  async #flush(request: ConnectionRequest): Promise<void> {
+  async #flush(backend: BackendKind, request: ConnectionRequest): Promise<void> {
+    const prefix = PENDING_END_SESSION_PREFIXES[backend];
     const run = async () => {
-      for (const sessionId of await this.pendingSessions()) {
+      const keys = Object.keys(await this.#storage.get(null)).filter((key) => key.startsWith(prefix));
+      for (const key of keys) {
         try {
-          await request<EndSessionResult>("endSession", { sessionId });
+          await request<EndSessionResult>("endSession", { sessionId: key.slice(prefix.length) });
         } catch (error) {
-          // The host is gone again: the connection fails, and the next one retries what is left.
+          // The backend is gone again: the connection fails, and the next one retries what is left.
           if (error instanceof StorageUnavailableError) throw error;
           // Any other refusal would be the same next time, so the record is dropped below.
         }
-        await this.#storage.remove(PENDING_END_SESSION_PREFIX + sessionId);
+        await this.#storage.remove(key);
       }
     };
     const locks = (globalThis as { navigator?: { locks?: LockManager } }).navigator?.locks;
-    return locks ? locks.request(FLUSH_LOCK, run) : run();
+    return locks ? locks.request(FLUSH_LOCKS[backend], run) : run();
   }
 }

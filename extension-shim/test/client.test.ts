@@ -23,6 +23,7 @@ import {
   MAX_ITEM_BYTES,
   MAX_QUERY_BYTES,
   MAX_QUERY_WORDS,
+  MAX_READ_MANY_BYTES,
   MAX_REQUEST_BYTES,
   MAX_SEARCH_POINTER_BYTES,
   SESSION_QUOTA_BYTES,
@@ -79,6 +80,7 @@ describe("handshake", () => {
       maxDescriptionChars: 300,
       maxReplyFrameBytes: 1_048_576,
       maxRequestFrameBytes: MAX_REQUEST_BYTES,
+      maxReadManyBytes: MAX_READ_MANY_BYTES,
       maxQueryWords: MAX_QUERY_WORDS,
       maxQueryBytes: MAX_QUERY_BYTES,
       maxSearchPointerBytes: MAX_SEARCH_POINTER_BYTES,
@@ -147,7 +149,8 @@ describe("operations", () => {
 
     const stats = await client.stats(SESSION);
     assert.equal(stats.itemCount, 2);
-    assert.equal(stats.totalSize, written.dataSize + second.dataSize);
+    // The quota counts customMetadata too (PROTOCOL.md section 5.7).
+    assert.equal(stats.totalSize, written.dataSize + JSON.stringify({ source: "gmail" }).length + second.dataSize);
     assert.equal(stats.remainingBytes, SESSION_QUOTA_BYTES - stats.totalSize);
 
     const ended = await client.endSession(SESSION);
@@ -322,7 +325,7 @@ describe("pipelining", () => {
   });
 });
 
-describe("lost replies and the 64 MiB limit", () => {
+describe("lost replies and the request size limit", () => {
   it("times out a request whose reply never comes, fails what waits behind it, and reconnects", async () => {
     let answerStats = false;
     const connect = scriptedConnector(
@@ -355,11 +358,11 @@ describe("lost replies and the 64 MiB limit", () => {
     assert.equal(connect.ports[0]?.disconnected, true);
   });
 
-  it("refuses a message over 64 MiB before sending it, and keeps the port", async (t) => {
+  it("refuses a message over the host's request limit before sending it, and keeps the port", async (t) => {
     const { client, connect } = hostClient(t);
     await client.hello();
     await assert.rejects(
-      client.write({ sessionId: SESSION, data: "x".repeat(MAX_REQUEST_BYTES), description: "64 MiB" }),
+      client.write({ sessionId: SESSION, data: "x".repeat(MAX_REQUEST_BYTES), description: "8 MiB" }),
       (error: unknown) => {
         assert.ok(error instanceof MessageTooLargeError);
         assert.ok(error instanceof DataTooLargeError);
@@ -435,6 +438,12 @@ describe("the size check before sending", () => {
       [1.5e-300, -0, 12345678901234567890, null, true, undefined, "x"],
       { a: { b: [{ c: "d" }] }, "ké\ny": [], skipped: undefined },
       Array.from({ length: 200 }, (_, n) => ({ n, text: "t".repeat(n) })),
+      // Long strings: plain ASCII is counted exactly, anything that escapes or is multi-byte is bounded.
+      "x".repeat(5000),
+      `${"x".repeat(5000)}"`,
+      `${"x".repeat(5000)}\u0001`,
+      `${"x".repeat(5000)}é`,
+      "\u007f".repeat(5000),
     ];
     for (const value of values) {
       const exact = utf8Length(JSON.stringify(value) ?? "");
@@ -443,7 +452,7 @@ describe("the size check before sending", () => {
     const cycle: Record<string, unknown> = {};
     cycle.self = cycle;
     for (const unsure of [10n, () => 1, cycle, new Date(0)]) assert.equal(jsonBytesAtMost(unsure), Infinity);
-    // A 5 MB string is well under 64 MiB by the bound alone: no serialising just to measure it.
+    // A 5 MB string is well under 8 MiB by the bound alone: no serialising just to measure it.
     assert.ok(jsonBytesAtMost({ data: "x".repeat(5 * 1024 * 1024) }) < MAX_REQUEST_BYTES);
   });
 });

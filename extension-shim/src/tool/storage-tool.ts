@@ -14,7 +14,7 @@
  * id twice.
  */
 
-import type { NativeCacheClient } from "../client.js";
+import type { CacheBackend } from "../backend.js";
 import { CacheError, InvalidRequestError } from "../errors.js";
 import { MAX_DESCRIPTION_CHARS, utf8Length } from "../protocol.js";
 import { STORAGE_TOOL_DEFINITIONS, type ToolDefinitions } from "./definitions.js";
@@ -73,11 +73,11 @@ export class StorageTool {
   readonly name = STORAGE_TOOL_NAME;
   /** The tool's definition for each LLM API; see definitions.ts. */
   readonly definitions: ToolDefinitions = STORAGE_TOOL_DEFINITIONS;
-  readonly #client: NativeCacheClient;
+  readonly #client: CacheBackend;
   readonly #now: () => number;
   readonly #maxReadBytes: number;
 
-  constructor(client: NativeCacheClient, options: StorageToolOptions = {}) {
+  constructor(client: CacheBackend, options: StorageToolOptions = {}) {
     this.#client = client;
     this.#now = options.now ?? Date.now;
     this.#maxReadBytes = options.maxReadBytes ?? DEFAULT_MAX_READ_BYTES;

@@ -8,7 +8,9 @@
  *   JSON ends the port with Chrome's error;
  * - when the process ends, onDisconnect fires with chrome.runtime.lastError set to Chrome's text for the
  *   reason, and only while the listeners run;
- * - disconnect() closes the host's stdin and fires no onDisconnect on this side.
+ * - disconnect() closes the host's stdin and fires no onDisconnect on this side;
+ * - an extension whose origin the manifest doesn't allow gets a port that starts no process and disconnects
+ *   with Chrome's "forbidden" text.
  */
 
 import { spawn, type ChildProcess } from "node:child_process";
@@ -26,6 +28,7 @@ export const HOST_BINARY =
 export const CHROME_ERRORS = {
   exited: "Native host has exited.",
   notFound: "Specified native messaging host not found.",
+  forbidden: "Access to the specified native messaging host is forbidden.",
   communication: "Error when communicating with the native messaging host.",
   tooLong: "Message length exceeded maximum allowed length.",
   disconnected: "Attempting to use a disconnected port object",
@@ -159,11 +162,40 @@ export class ChromeNativePort implements NativePort {
   }
 }
 
+/**
+ * The port Chrome gives an extension the manifest doesn't allow: no process is started, messages posted before
+ * the disconnect go nowhere, and onDisconnect fires soon after, with Chrome's text.
+ */
+export class RefusedPort implements NativePort {
+  readonly onMessage = new FakeEvent<(message: any) => void>();
+  readonly onDisconnect = new FakeEvent<(port: RefusedPort) => void>();
+  readonly posted: unknown[] = [];
+  #connected = true;
+
+  constructor(reason: string) {
+    setImmediate(() => {
+      this.#connected = false;
+      withLastError(reason, () => this.onDisconnect.dispatch(this));
+    });
+  }
+
+  postMessage(message: unknown): void {
+    if (!this.#connected) throw new Error(CHROME_ERRORS.disconnected);
+    this.posted.push(message);
+  }
+
+  disconnect(): void {
+    this.#connected = false;
+  }
+}
+
 export interface HostOptions {
   /** LLM_CACHE_DIR for the host processes. */
   dataDir: string;
   binary?: string;
   extensionId?: string;
+  /** The manifest's allowed_origins; every origin by default. */
+  allowedOrigins?: string[];
 }
 
 /** A `connect` that starts a real host per call, as connectNative does, and remembers the ports it made. */
@@ -179,9 +211,13 @@ export function hostConnector(options: HostOptions): HostConnector {
     throw new Error(`no host binary at ${binary}: run \`cargo build\` at the repository root, or set LLM_CACHE_HOST_BIN`);
   }
   const ports: ChromeNativePort[] = [];
-  const connect = (hostName: string) => {
+  const extensionId = options.extensionId ?? DEMO_EXTENSION_ID;
+  const connect = (hostName: string): NativePort => {
     if (hostName !== "com.browserx.llm_cache") throw new Error(`unexpected host name ${hostName}`);
-    const port = new ChromeNativePort(binary, options.extensionId ?? DEMO_EXTENSION_ID, {
+    if (options.allowedOrigins && !options.allowedOrigins.includes(`chrome-extension://${extensionId}/`)) {
+      return new RefusedPort(CHROME_ERRORS.forbidden);
+    }
+    const port = new ChromeNativePort(binary, extensionId, {
       ...process.env,
       LLM_CACHE_DIR: options.dataDir,
     });

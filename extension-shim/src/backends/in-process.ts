@@ -1,0 +1,129 @@
+/**
+ * InProcessBackend: a backend whose protocol server runs in the extension itself, such as the IndexedDB
+ * backend's `IdbHost`.
+ *
+ * The server takes a request's JSON text and answers with the reply's JSON text, exactly as the native host
+ * does over its pipe. So this backend sends what the native client would post (`{...fields, id, op}`, refused
+ * before sending when JSON can't write it or it is over the host's request limit), shakes hands with `hello`
+ * before anything else, runs the connect setups (remembered session cleanups) first, and turns the reply into a
+ * result or a typed error with the same function as the native client (`resultOf` in backend.ts). Everything
+ * above it sees the same calls, results and errors whichever backend serves.
+ *
+ * A "connection" here is the first use after the backend was made or closed: that is when the handshake and
+ * the setups run. There is no port to lose, so nothing reconnects by itself.
+ */
+
+import { ProtocolClient, resultOf, unwritableRequestError, type BackendKind, type ConnectSetup } from "../backend.js";
+import { CacheError, MessageTooLargeError, ProtocolVersionError, StorageUnavailableError } from "../errors.js";
+import { MAX_REQUEST_BYTES, PROTOCOL_VERSION, utf8Length, type HelloResult, type Reply } from "../protocol.js";
+
+/** A protocol server in the extension: request text in, reply text out, as the host reads and writes them. */
+export interface ProtocolServer {
+  /** Answers one request's JSON text with its reply's JSON text. Requests may overlap. */
+  handleText(requestText: string): Promise<string>;
+  /** Lets go of what the server holds (a database connection). Requests may still come afterwards. */
+  close?(): void;
+}
+
+/** Ids wrap where the native client's do (below 2^31), so a request's text is the same whichever backend gets it. */
+const MAX_REQUEST_ID = 2 ** 31 - 1;
+
+export class InProcessBackend extends ProtocolClient {
+  override readonly kind: BackendKind;
+  readonly #server: ProtocolServer;
+  /** Run after every handshake, e.g. to send session cleanups that couldn't be sent before. */
+  readonly #connectSetups: ConnectSetup[] = [];
+  /** Settles when the current connection's handshake and setups have; every request waits for it. */
+  #ready: Promise<HelloResult> | undefined;
+  #lastId = 0;
+
+  /** `kind` is what the RoutingBackend and `status()` call this backend: "indexeddb" for the IndexedDB one. */
+  constructor(server: ProtocolServer, kind: BackendKind = "indexeddb") {
+    super();
+    this.#server = server;
+    this.kind = kind;
+  }
+
+  override hello(): Promise<HelloResult> {
+    return this.#open();
+  }
+
+  /** `options.timeoutMs` is not used: a server in the extension has no port whose replies could get lost. */
+  override async request<T>(op: string, fields: object): Promise<T> {
+    await this.#open();
+    return (await this.#send(op, fields)) as T;
+  }
+
+  override onConnect(setup: ConnectSetup): void {
+    this.#connectSetups.push(setup);
+  }
+
+  /** The next call shakes hands (and runs the setups) again. */
+  override close(): void {
+    this.#ready = undefined;
+    this.#server.close?.();
+  }
+
+  #open(): Promise<HelloResult> {
+    if (!this.#ready) {
+      const ready = this.#handshake();
+      this.#ready = ready;
+      // A failed handshake must not stick: the next call tries again. The catch only marks it handled here.
+      ready.catch(() => {
+        if (this.#ready === ready) this.#ready = undefined;
+      });
+    }
+    return this.#ready;
+  }
+
+  async #handshake(): Promise<HelloResult> {
+    const hello = (await this.#send("hello", {})) as HelloResult;
+    const version = (hello as Partial<HelloResult> | undefined)?.protocolVersion;
+    if (version !== PROTOCOL_VERSION) throw new ProtocolVersionError(PROTOCOL_VERSION, version);
+    const request = async <T>(op: string, fields: object) => (await this.#send(op, fields)) as T;
+    try {
+      for (const setup of this.#connectSetups) await setup({ backend: this.kind, hello, request });
+    } catch (error) {
+      throw error instanceof CacheError
+        ? error
+        : new StorageUnavailableError({ message: `connection setup failed: ${messageOf(error)}` });
+    }
+    return hello;
+  }
+
+  async #send(op: string, fields: object): Promise<unknown> {
+    this.#lastId = this.#lastId >= MAX_REQUEST_ID ? 1 : this.#lastId + 1;
+    const message = { ...fields, id: this.#lastId, op };
+    let text: string;
+    try {
+      text = JSON.stringify(message);
+    } catch (error) {
+      throw unwritableRequestError(error);
+    }
+    // A UTF-8 byte is at most 3 per UTF-16 unit, so only a text over a third of the limit needs counting.
+    if (text.length > MAX_REQUEST_BYTES / 3) {
+      const bytes = utf8Length(text);
+      if (bytes > MAX_REQUEST_BYTES) throw new MessageTooLargeError(bytes);
+    }
+    let replyText: string;
+    try {
+      replyText = await this.#server.handleText(text);
+    } catch (error) {
+      throw new StorageUnavailableError({ message: `the ${this.kind} backend failed: ${messageOf(error)}` });
+    }
+    let reply: unknown;
+    try {
+      reply = JSON.parse(replyText);
+    } catch {
+      reply = undefined;
+    }
+    if (typeof reply !== "object" || reply === null) {
+      throw new StorageUnavailableError({ message: `the ${this.kind} backend sent a reply that isn't a JSON object` });
+    }
+    return resultOf(reply as Reply);
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

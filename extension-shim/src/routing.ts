@@ -1,0 +1,389 @@
+/**
+ * RoutingBackend: the native host where it answers, the in-browser backend where it doesn't, chosen per session.
+ *
+ * The rules, and why:
+ * - A session stays on the backend where its first item was written until it ends, so it is never split: a
+ *   `list` shows every item once, and no item is left behind on the other backend. The choice is a small
+ *   route record per session in the KeyValueStore (chrome.storage.local), one key each
+ *   (`llmCache.route.<sessionId>`), so it survives the service worker's restarts and every context of the
+ *   extension sees it. The first write of a session holds a lock (a Web Lock where there is one) while it
+ *   chooses, so two first writes can't choose differently.
+ * - New sessions go to the host when its handshake succeeds. Whether it does is known from the handshakes
+ *   themselves: the first use asks, every (re)connection of the native client says so, and while the host is
+ *   down it is asked again at most once per HOST_RECHECK_MS, when a new session starts. Never on every call.
+ * - If a new session's first write fails because the host just went away, the write goes to the in-browser
+ *   backend instead: nothing was in that session yet, so nothing is split.
+ * - `endSession` goes to the backend that holds the session (which must answer), and to the other one too
+ *   where it is up, for items an older shim wrote there without a route.
+ * - `hello` and `stats` say which backend answered (`backend`); nothing else differs, so the LLM sees the same
+ *   tool, prompt and answers either way.
+ *
+ * With one backend (the host only, or the in-browser one only) every call goes to it and no routes are kept.
+ */
+
+import type {
+  BackendKind,
+  CacheBackend,
+  ConnectSetup,
+  RequestOptions,
+  Served,
+} from "./backend.js";
+import { StorageUnavailableError } from "./errors.js";
+import type {
+  AppendRequest,
+  CacheMetadata,
+  CachedItem,
+  DeleteResult,
+  EndSessionResult,
+  HelloResult,
+  KeyRequest,
+  ListRequest,
+  ListResult,
+  ReadManyEntry,
+  ReadManyRequest,
+  ReadRequest,
+  SearchRequest,
+  SearchResult,
+  StatsResult,
+  UpdateRequest,
+  WriteRequest,
+} from "./protocol.js";
+import { IN_BROWSER_CHOSEN, hostProblemText, type CacheStatus } from "./status.js";
+import type { KeyValueStore } from "./storage-area.js";
+
+/**
+ * How often, at most, a new session asks a host that was down whether it is there now. Installing the host
+ * then takes effect within a minute, and an extension without one spends one failed connect a minute at most.
+ */
+export const HOST_RECHECK_MS = 60_000;
+
+/** One chrome.storage.local key per session's route, so that two contexts never race on a shared record. */
+export const ROUTE_PREFIX = "llmCache.route.";
+
+export interface RoutingOptions {
+  /** The native client; absent when the extension chose the in-browser backend only. */
+  host?: CacheBackend | undefined;
+  /** The in-browser backend; absent when there is none (none given, or `fallback: false`). */
+  fallback?: CacheBackend | undefined;
+  /** Where routes are kept: chrome.storage.local in the extension. */
+  storage: KeyValueStore;
+  /** The clock for the recheck interval; Date.now by default. */
+  now?: () => number;
+  /** See HOST_RECHECK_MS. */
+  recheckMs?: number;
+}
+
+/** What the router knows of the host, from its last handshake. */
+type HostState = { state: "unknown" } | { state: "up"; hello: HelloResult } | { state: "down"; error: unknown; at: number };
+
+/** One backend's part in ending a session. `required`: it holds the session, so its cleanup must happen. */
+export type EndSessionAttempt = { backend: BackendKind; required: boolean } & (
+  | { ok: true; result: EndSessionResult }
+  | { ok: false; error: unknown }
+);
+
+export class RoutingBackend implements CacheBackend {
+  readonly #host: CacheBackend | undefined;
+  readonly #fallback: CacheBackend | undefined;
+  readonly #storage: KeyValueStore;
+  readonly #now: () => number;
+  readonly #recheckMs: number;
+  #hostState: HostState = { state: "unknown" };
+  /** The handshake under way, so that calls arriving together ask the host once. */
+  #checking: Promise<void> | undefined;
+  /** Routes read or made by this context. A route changes only when its session ends. */
+  readonly #routes = new Map<string, BackendKind>();
+  /** First writes waiting for a session's route, where there are no Web Locks to serialise them. */
+  readonly #choosing = new Map<string, Promise<unknown>>();
+
+  constructor(options: RoutingOptions) {
+    if (!options.host && !options.fallback) throw new TypeError("RoutingBackend needs a host or a fallback backend");
+    this.#host = options.host;
+    this.#fallback = options.fallback;
+    this.#storage = options.storage;
+    this.#now = options.now ?? Date.now;
+    this.#recheckMs = options.recheckMs ?? HOST_RECHECK_MS;
+    // Every successful handshake, including reconnects made by ordinary calls, says the host is there.
+    this.#host?.onConnect(({ hello }) => {
+      this.#hostState = { state: "up", hello };
+    });
+  }
+
+  /** The backends this one routes between: the host first. */
+  get backends(): CacheBackend[] {
+    return [this.#host, this.#fallback].filter((backend): backend is CacheBackend => backend !== undefined);
+  }
+
+  /** The backend new sessions go to now, as far as is known without asking. */
+  get kind(): BackendKind {
+    return this.#defaultBackend().kind;
+  }
+
+  /** The `hello` result of the backend new sessions go to, with `backend` saying which it is. */
+  async hello(): Promise<Served<HelloResult>> {
+    const backend = await this.#newSessionBackend(false);
+    return { ...(await backend.hello()), backend: backend.kind };
+  }
+
+  async stats(sessionId: string, options?: RequestOptions): Promise<Served<StatsResult>> {
+    const backend = await this.#sessionBackend(sessionId);
+    return { ...(await backend.stats(sessionId, options)), backend: backend.kind };
+  }
+
+  async write(request: WriteRequest, options?: RequestOptions): Promise<CacheMetadata> {
+    const backend = await this.#routed(request.sessionId);
+    if (backend) return backend.write(request, options);
+    const first = await this.#firstWrite(request, options);
+    return "item" in first ? first.item : first.backend.write(request, options);
+  }
+
+  async read(request: ReadRequest, options?: RequestOptions): Promise<CachedItem> {
+    return (await this.#sessionBackend(request.sessionId)).read(request, options);
+  }
+
+  async readMany(request: ReadManyRequest, options?: RequestOptions): Promise<ReadManyEntry[]> {
+    return (await this.#sessionBackend(request.sessionId)).readMany(request, options);
+  }
+
+  async list(request: ListRequest, options?: RequestOptions): Promise<ListResult> {
+    return (await this.#sessionBackend(request.sessionId)).list(request, options);
+  }
+
+  async update(request: UpdateRequest, options?: RequestOptions): Promise<CacheMetadata> {
+    return (await this.#sessionBackend(request.sessionId)).update(request, options);
+  }
+
+  async append(request: AppendRequest, options?: RequestOptions): Promise<CacheMetadata> {
+    return (await this.#sessionBackend(request.sessionId)).append(request, options);
+  }
+
+  async search(request: SearchRequest, options?: RequestOptions): Promise<SearchResult> {
+    return (await this.#sessionBackend(request.sessionId)).search(request, options);
+  }
+
+  async delete(request: KeyRequest, options?: RequestOptions): Promise<DeleteResult> {
+    return (await this.#sessionBackend(request.sessionId)).delete(request, options);
+  }
+
+  /**
+   * Ends the session on the backend that holds it and, where it is up, on the other one; the counts are the
+   * sum. Rejects with the holding backend's error when it couldn't do it; the other's failures don't matter,
+   * since it holds nothing of the session.
+   */
+  async endSession(sessionId: string, options?: RequestOptions): Promise<EndSessionResult> {
+    const attempts = await this.endSessionEach(sessionId, options);
+    const failed = attempts.find((attempt) => attempt.required && !attempt.ok);
+    if (failed && !failed.ok) throw failed.error;
+    let deletedItems = 0;
+    let freedBytes = 0;
+    for (const attempt of attempts) {
+      if (!attempt.ok) continue;
+      deletedItems += attempt.result.deletedItems;
+      freedBytes += attempt.result.freedBytes;
+    }
+    return { sessionId, deletedItems, freedBytes };
+  }
+
+  /**
+   * Ends the session on each backend that may hold it, and says how each went, so that session cleanup can
+   * remember exactly the ones that couldn't be reached. The route goes either way: a session resumed under
+   * the same id starts afresh, and a cleanup remembered for the old one runs before anything else on its
+   * backend, so it can't touch the new one's items.
+   */
+  async endSessionEach(sessionId: string, options?: RequestOptions): Promise<EndSessionAttempt[]> {
+    const holder = await this.#sessionBackend(sessionId);
+    const others = this.backends.filter((backend) => backend !== holder && this.#isUp(backend));
+    const attempts = await Promise.all(
+      [holder, ...others].map(async (backend): Promise<EndSessionAttempt> => {
+        const required = backend === holder;
+        try {
+          return { backend: backend.kind, required, ok: true, result: await backend.endSession(sessionId, options) };
+        } catch (error) {
+          return { backend: backend.kind, required, ok: false, error };
+        }
+      }),
+    );
+    if (this.backends.length > 1 && typeof sessionId === "string") {
+      this.#routes.delete(sessionId);
+      await this.#storage.remove(ROUTE_PREFIX + sessionId);
+    }
+    return attempts;
+  }
+
+  /**
+   * Sends one request to the backend of `fields.sessionId` (or, without one, of new sessions). The ops whose
+   * routing does more than pick a backend (a first write makes a route, endSession reaches both, hello and
+   * stats say who answered) go through their typed calls.
+   */
+  async request<T>(op: string, fields: object, options?: RequestOptions): Promise<T> {
+    const sessionId = (fields as { sessionId?: unknown }).sessionId;
+    if (typeof sessionId !== "string") {
+      return op === "hello" ? (this.hello() as Promise<T>) : (await this.#newSessionBackend(false)).request<T>(op, fields, options);
+    }
+    switch (op) {
+      case "write":
+        return (await this.write(fields as WriteRequest, options)) as T;
+      case "endSession":
+        return (await this.endSession(sessionId, options)) as T;
+      case "stats":
+        return (await this.stats(sessionId, options)) as T;
+      default:
+        return (await this.#sessionBackend(sessionId)).request<T>(op, fields, options);
+    }
+  }
+
+  /** Registers the setup with every backend; each runs it on its own connections. */
+  onConnect(setup: ConnectSetup): void {
+    for (const backend of this.backends) backend.onConnect(setup);
+  }
+
+  close(): void {
+    for (const backend of this.backends) backend.close();
+  }
+
+  /** The host's `hello` result while it is known to be up (the native client's hostInfo). */
+  get hostInfo(): HelloResult | undefined {
+    return (this.#host as { hostInfo?: HelloResult } | undefined)?.hostInfo;
+  }
+
+  /**
+   * Which backend serves new sessions, the host's version, and why the host isn't used, if it isn't. Asks the
+   * host (a cheap no-op while its port is open), since whoever asks wants the answer as of now.
+   */
+  async status(): Promise<CacheStatus> {
+    if (!this.#host) return { backend: (this.#fallback as CacheBackend).kind, hostProblem: IN_BROWSER_CHOSEN };
+    await this.#checkHost();
+    const state = this.#hostState;
+    if (state.state === "up") {
+      return { backend: "host", host: { version: state.hello.hostVersion, protocolVersion: state.hello.protocolVersion } };
+    }
+    // After a check the host is known to be up or down.
+    const error = state.state === "down" ? state.error : undefined;
+    return { backend: this.#defaultBackend().kind, hostProblem: hostProblemText(error) };
+  }
+
+  /** The backend a session's calls go to: its route's, or, before its first item, that of new sessions. */
+  async #sessionBackend(sessionId: string): Promise<CacheBackend> {
+    return (await this.#routed(sessionId)) ?? (await this.#newSessionBackend(false));
+  }
+
+  /** The backend of the session's route, if it has one (and there is more than one backend to choose from). */
+  async #routed(sessionId: string): Promise<CacheBackend | undefined> {
+    if (this.backends.length === 1) return this.backends[0];
+    if (typeof sessionId !== "string") return undefined; // the backend's own check names the problem
+    let kind = this.#routes.get(sessionId);
+    if (kind === undefined) {
+      const stored = (await this.#storage.get(ROUTE_PREFIX + sessionId))[ROUTE_PREFIX + sessionId];
+      if (stored !== "host" && stored !== "indexeddb") return undefined;
+      kind = stored;
+      this.#routes.set(sessionId, kind);
+    }
+    return this.backends.find((backend) => backend.kind === kind);
+  }
+
+  /**
+   * A session's first write, under the session's lock: the route is looked up again (another write or
+   * context may have made it meanwhile, and then this write simply goes there), else chosen, the item
+   * written, and the route kept.
+   */
+  #firstWrite(request: WriteRequest, options?: RequestOptions): Promise<{ item: CacheMetadata } | { backend: CacheBackend }> {
+    return this.#withSessionLock(request.sessionId, async () => {
+      const routed = await this.#routed(request.sessionId);
+      if (routed) return { backend: routed };
+      let backend = await this.#newSessionBackend(true);
+      let item: CacheMetadata;
+      try {
+        item = await backend.write(request, options);
+      } catch (error) {
+        // The host went away since it last answered: this session has nothing yet, so it can start elsewhere.
+        if (!(backend === this.#host && this.#fallback && error instanceof StorageUnavailableError)) throw error;
+        await this.#checkHost();
+        if (this.#hostState.state === "up") throw error;
+        backend = this.#fallback;
+        item = await backend.write(request, options);
+      }
+      this.#routes.set(request.sessionId, backend.kind);
+      await this.#storage.set({ [ROUTE_PREFIX + request.sessionId]: backend.kind });
+      return { item };
+    });
+  }
+
+  /**
+   * The backend new sessions go to. The host is asked on first use and, when `starting` a session while it is
+   * known to be down, once the recheck interval has passed.
+   */
+  async #newSessionBackend(starting: boolean): Promise<CacheBackend> {
+    if (this.#host && this.#fallback) {
+      const state = this.#hostState;
+      const due = state.state === "down" && starting && this.#now() - state.at >= this.#recheckMs;
+      if (state.state === "unknown" || due) await this.#checkHost();
+    }
+    return this.#defaultBackend();
+  }
+
+  #defaultBackend(): CacheBackend {
+    if (!this.#host) return this.#fallback as CacheBackend;
+    if (!this.#fallback || this.#hostState.state !== "down") return this.#host;
+    return this.#fallback;
+  }
+
+  /** Whether a backend is known to answer: the in-browser one always is; the host when its handshake was last seen to succeed. */
+  #isUp(backend: CacheBackend): boolean {
+    return backend !== this.#host || this.#hostState.state === "up";
+  }
+
+  /** Shakes hands with the host (a no-op while its port is open) and records the outcome. */
+  #checkHost(): Promise<void> {
+    const host = this.#host;
+    if (!host) return Promise.resolve();
+    this.#checking ??= host.hello().then(
+      (hello) => {
+        this.#hostState = { state: "up", hello };
+      },
+      (error: unknown) => {
+        this.#hostState = { state: "down", error, at: this.#now() };
+      },
+    ).finally(() => {
+      this.#checking = undefined;
+    });
+    return this.#checking;
+  }
+
+  /**
+   * Runs `choose` while holding the session's lock: a Web Lock, held across every context of the extension,
+   * where the browser has them; otherwise a queue in this context.
+   */
+  #withSessionLock<T>(sessionId: string, choose: () => Promise<T>): Promise<T> {
+    const locks = (globalThis as { navigator?: { locks?: LockManager } }).navigator?.locks;
+    if (locks) return locks.request(ROUTE_PREFIX + sessionId, choose);
+    const before = this.#choosing.get(sessionId) ?? Promise.resolve();
+    const run = before.then(choose, choose);
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#choosing.set(sessionId, settled);
+    void settled.then(() => {
+      if (this.#choosing.get(sessionId) === settled) this.#choosing.delete(sessionId);
+    });
+    return run;
+  }
+}
+
+/**
+ * Ends a session on each backend `client` stands for, and says how each went: a RoutingBackend's own
+ * attempts, or the one backend's.
+ */
+export async function endSessionEach(client: CacheBackend, sessionId: string): Promise<EndSessionAttempt[]> {
+  if (client instanceof RoutingBackend) return client.endSessionEach(sessionId);
+  try {
+    return [{ backend: client.kind, required: true, ok: true, result: await client.endSession(sessionId) }];
+  } catch (error) {
+    return [{ backend: client.kind, required: true, ok: false, error }];
+  }
+}
+
+/** The backends `client` stands for: a RoutingBackend's, or the client itself. */
+export function backendsOf(client: CacheBackend): CacheBackend[] {
+  return client instanceof RoutingBackend ? client.backends : [client];
+}

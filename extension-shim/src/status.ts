@@ -1,0 +1,93 @@
+/**
+ * `cache.status()`: which backend serves, the host's version and protocol when it answers, and, when it isn't
+ * used, why, in words a person can act on (the README's troubleshooting table, said from the extension's side).
+ *
+ * The reasons come from what the browser says when a native port fails. Chrome's texts are fixed strings in
+ * its native messaging code; Firefox's not-found text names the host. The failures this tells apart are the
+ * ones with different remedies: not installed, installed for other extension ids, an incompatible protocol
+ * version, crashed at start, and the extension lacking the `nativeMessaging` permission.
+ */
+
+import type { BackendKind } from "./backend.js";
+import { ProtocolVersionError, RequestTimeoutError } from "./errors.js";
+import { NATIVE_HOST_NAME } from "./protocol.js";
+
+export interface CacheStatus {
+  /** The backend new sessions go to now. (A session already under way stays where its first item went.) */
+  backend: BackendKind;
+  /** The host's release and protocol version, when it answered its handshake. */
+  host?: { version: string; protocolVersion: number };
+  /** Why new sessions don't go to the host, and what to do about it; absent when they do. */
+  hostProblem?: string;
+}
+
+/** What browsers say when a native port can't be used, by the remedy each calls for. */
+const BROWSER_TEXTS = {
+  /** Chrome's, and Firefox's (which adds the host's name). */
+  notFound: ["Specified native messaging host not found.", "No such native application"],
+  forbidden: ["Access to the specified native messaging host is forbidden."],
+  /** The host started and stopped, or broke the framing rules, or couldn't be started at all. */
+  crashed: ["Native host has exited.", "Error when communicating with the native messaging host.", "Failed to start native messaging host."],
+};
+
+/** The status text when the extension chose the in-browser backend itself. */
+export const IN_BROWSER_CHOSEN =
+  'the extension chose the in-browser backend (backend: "indexeddb"), so the native host is not asked';
+
+/**
+ * Why the host isn't used, from the error its handshake failed with, with what to do next. `extensionId` is
+ * the extension's id (chrome.runtime.id by default), which the install command needs.
+ */
+export function hostProblemText(error: unknown, extensionId = currentExtensionId()): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const id = extensionId ?? "<this extension's id>";
+  const install = `./install.sh --extension-id ${id}`;
+  if (error instanceof ProtocolVersionError) {
+    const hostVersion = error.actual;
+    const older = typeof hostVersion === "number" && hostVersion < Number(error.expected);
+    return older
+      ? `the native host is too old: it speaks protocol version ${hostVersion} and this extension needs version ${error.expected}; ` +
+          `update it (pull llm-cache-host's source, then run ${install} again)`
+      : `the native host speaks protocol version ${String(hostVersion)}, which this extension (version ${error.expected}) doesn't know; ` +
+          `update the extension, or install the host of the extension's release`;
+  }
+  if (includesAny(message, BROWSER_TEXTS.notFound)) {
+    return (
+      `the native host is not installed: the browser found no manifest for ${NATIVE_HOST_NAME}, or the binary it names is missing. ` +
+      `Install it from llm-cache-host's source with ${install}; \`llm-cache-host doctor\` then checks each step`
+    );
+  }
+  if (includesAny(message, BROWSER_TEXTS.forbidden)) {
+    return (
+      `the native host is installed but not allowed for this extension's id (${id}): its manifest's allowed_origins ` +
+      `doesn't list chrome-extension://${id}/. Install it again with ${install}`
+    );
+  }
+  if (includesAny(message, BROWSER_TEXTS.crashed)) {
+    return (
+      `the native host crashed at start (the browser said: ${quoted(message)}). Run \`llm-cache-host doctor\`, which checks ` +
+      "that it answers hello; its log (<data dir>/logs/host.<date>.log) says why it stopped"
+    );
+  }
+  if (error instanceof RequestTimeoutError) {
+    return `the native host didn't answer its handshake (${message}). Run \`llm-cache-host doctor\` to see where it hangs`;
+  }
+  if (message.startsWith("can't connect to the native host")) {
+    return `the extension can't use native messaging (${message}): add "nativeMessaging" to the permissions in its manifest.json`;
+  }
+  return `the native host can't be used: ${message}`;
+}
+
+function includesAny(message: string, texts: string[]): boolean {
+  return texts.some((text) => message.includes(text));
+}
+
+/** The browser's own words, without the client's prefix ("the native host disconnected: "). */
+function quoted(message: string): string {
+  const colon = message.lastIndexOf(": ");
+  return `"${colon === -1 ? message : message.slice(colon + 2)}"`;
+}
+
+function currentExtensionId(): string | undefined {
+  return typeof chrome === "undefined" ? undefined : chrome.runtime?.id;
+}

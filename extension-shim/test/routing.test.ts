@@ -1,0 +1,331 @@
+/**
+ * createLlmCache choosing and switching between the native host and the in-browser backend, with real hosts on
+ * both sides: the native one through a port that behaves as Chrome's, and, standing in for the IndexedDB
+ * backend until it exists, a second host in another data directory behind the in-process seam
+ * (InProcessBackend over helpers/host-server.ts). What is checked: sessions go to the fallback while there is
+ * no host and to the host once it answers; a session never moves; nothing is lost or listed twice; the host is
+ * asked again only on reconnect or once per HOST_RECHECK_MS; endSession and remembered cleanups reach each
+ * backend that needs them; `status()` says why the host isn't used in words a person can act on.
+ */
+
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { describe, it, type TestContext } from "node:test";
+import { InProcessBackend } from "../src/backends/in-process.js";
+import { NativeCacheClient } from "../src/backends/native.js";
+import { DEMO_EXTENSION_ID } from "../src/demo-extension.js";
+import { createLlmCache, type LlmCache, type LlmCacheOptions } from "../src/llm-cache.js";
+import { HOST_RECHECK_MS, ROUTE_PREFIX } from "../src/routing.js";
+import { PENDING_END_SESSION_PREFIXES } from "../src/session.js";
+import { IN_BROWSER_CHOSEN } from "../src/status.js";
+import { HOST_BINARY, hostConnector, type HostConnector } from "./helpers/chrome-port.js";
+import { HostProcessServer } from "./helpers/host-server.js";
+import { MemoryStorage } from "./helpers/memory-storage.js";
+import { HELLO_V1, replyingScript, scriptedConnector } from "./helpers/scripted-port.js";
+import { tempDir } from "./helpers/temp.js";
+
+const MISSING = "/nonexistent/llm-cache-host";
+
+// Chrome gives an extension its id here; the status texts name it in the install command.
+const global = globalThis as { chrome?: { runtime?: { id?: string } } };
+global.chrome ??= {};
+global.chrome.runtime ??= {};
+global.chrome.runtime.id = DEMO_EXTENSION_ID;
+
+/**
+ * A host that can be installed and removed mid-test (`world.install()`), a fallback backend in another data
+ * directory, one chrome.storage.local, a clock the test moves, and a client on each store to see what it holds.
+ */
+function world(t: TestContext, options: { installed: boolean }) {
+  const hostDir = tempDir();
+  const fallbackDir = tempDir();
+  let binary = options.installed ? HOST_BINARY : MISSING;
+  /** One connector per connectNative call, so a test can count how often the host was asked. */
+  const connectors: HostConnector[] = [];
+  const connect = (hostName: string) => {
+    const connector = hostConnector({ dataDir: hostDir.path, binary });
+    connectors.push(connector);
+    return connector(hostName);
+  };
+  const servers: HostProcessServer[] = [];
+  const fallbackServer = () => {
+    const server = new HostProcessServer(fallbackDir.path);
+    servers.push(server);
+    return server;
+  };
+  const storage = new MemoryStorage();
+  const clock = { now: Date.now() };
+  const caches: LlmCache[] = [];
+  /** A service worker's cache: a new one after a restart, with the same chrome.storage.local. */
+  const worker = (more: LlmCacheOptions = {}) => {
+    const cache = createLlmCache({
+      storage,
+      connect,
+      indexedDb: () => new InProcessBackend(fallbackServer(), "indexeddb"),
+      now: () => clock.now,
+      ...more,
+    });
+    caches.push(cache);
+    return cache;
+  };
+  const hostStore = new NativeCacheClient({ connect: hostConnector({ dataDir: hostDir.path }) });
+  const fallbackStore = new InProcessBackend(fallbackServer(), "indexeddb");
+  t.after(async () => {
+    for (const cache of caches) cache.client.close();
+    hostStore.close();
+    await Promise.all([...connectors.map((connector) => connector.closeAll()), ...servers.map((server) => server.stop())]);
+    hostDir.remove();
+    fallbackDir.remove();
+  });
+  /** Descriptions of a session's items in each store: where its items really are. */
+  const where = async (sessionId: string) => ({
+    host: (await hostStore.list({ sessionId })).items.map((item) => item.description).sort(),
+    fallback: (await fallbackStore.list({ sessionId })).items.map((item) => item.description).sort(),
+  });
+  return {
+    worker,
+    storage,
+    clock,
+    connectors,
+    servers,
+    where,
+    install: () => {
+      binary = HOST_BINARY;
+    },
+    uninstall: () => {
+      binary = MISSING;
+    },
+  };
+}
+
+const session = () => `conv_${randomUUID()}`;
+
+/** Writes through the tool, as the LLM would, and checks the write was acknowledged. */
+async function cacheNote(cache: LlmCache, sessionId: string, description: string): Promise<void> {
+  const answer = await cache.tool.execute({ action: "write", data: `{"note": "${description}"}`, description }, { sessionId });
+  assert.match(answer, /^cached /, answer);
+}
+
+/** The descriptions the LLM's `list` shows, in order (newest first). */
+async function listed(cache: LlmCache, sessionId: string): Promise<string[]> {
+  const text = await cache.tool.execute({ action: "list" }, { sessionId });
+  return text
+    .split("\n")
+    .slice(1)
+    .filter((line) => line.includes(" | "))
+    .map((line) => line.split(" | ")[4] as string);
+}
+
+describe("choosing the backend", () => {
+  it("starts on the fallback without a host; once it is installed, old sessions finish there and new ones go to the host", async (t) => {
+    const w = world(t, { installed: false });
+    const cache = w.worker();
+    const early = session();
+    await cacheNote(cache, early, "early 1");
+    await cacheNote(cache, early, "early 2");
+    const alsoEarly = session();
+    await cacheNote(cache, alsoEarly, "also early");
+    assert.equal(w.connectors.length, 1, "the host was asked once, at first use, not on every call");
+    assert.deepEqual(await w.where(early), { host: [], fallback: ["early 1", "early 2"] });
+    assert.equal((await cache.client.stats(early)).backend, "indexeddb");
+    assert.equal((await cache.client.hello()).backend, "indexeddb");
+
+    w.install();
+    // Within the recheck interval nothing asks the host: the old session carries on, and so would a new one.
+    await cacheNote(cache, early, "early 3");
+    const beforeRecheck = session();
+    await cacheNote(cache, beforeRecheck, "before the recheck");
+    assert.equal(w.connectors.length, 1);
+
+    // Once the interval has passed, the next new session asks again (other calls don't), and goes to the host.
+    w.clock.now += HOST_RECHECK_MS;
+    assert.equal((await cache.client.stats(session())).backend, "indexeddb");
+    assert.equal(w.connectors.length, 1);
+    const late = session();
+    await cacheNote(cache, late, "late 1");
+    assert.equal(w.connectors.length, 2);
+    await cacheNote(cache, early, "early 4"); // the old session still finishes where it started
+    await cacheNote(cache, late, "late 2");
+
+    assert.deepEqual(await w.where(early), { host: [], fallback: ["early 1", "early 2", "early 3", "early 4"] });
+    assert.deepEqual(await w.where(beforeRecheck), { host: [], fallback: ["before the recheck"] });
+    assert.deepEqual(await w.where(late), { host: ["late 1", "late 2"], fallback: [] });
+    // The LLM sees every item once, newest first, whichever backend holds it.
+    assert.deepEqual(await listed(cache, early), ["early 4", "early 3", "early 2", "early 1"]);
+    assert.deepEqual(await listed(cache, late), ["late 2", "late 1"]);
+    assert.equal((await cache.client.stats(late)).backend, "host");
+    assert.equal((await cache.client.stats(early)).backend, "indexeddb");
+    assert.equal(w.storage.items.get(ROUTE_PREFIX + early), '"indexeddb"');
+    assert.equal(w.storage.items.get(ROUTE_PREFIX + late), '"host"');
+
+    // A restarted service worker asks the host at once, and keeps every session where it was.
+    const restarted = w.worker();
+    const afterRestart = session();
+    await cacheNote(restarted, afterRestart, "after the restart");
+    await cacheNote(restarted, alsoEarly, "also early, continued");
+    assert.deepEqual(await w.where(afterRestart), { host: ["after the restart"], fallback: [] });
+    assert.deepEqual(await w.where(alsoEarly), { host: [], fallback: ["also early", "also early, continued"] });
+
+    // endSession reaches both: the session's own backend removes its items, the other is told too.
+    const earlyBytes = (await restarted.client.stats(early)).totalSize;
+    const lateBytes = (await restarted.client.stats(late)).totalSize;
+    assert.deepEqual(await restarted.endSession(early), { status: "ended", deletedItems: 4, freedBytes: earlyBytes });
+    assert.deepEqual(await restarted.endSession(late), { status: "ended", deletedItems: 2, freedBytes: lateBytes });
+    assert.deepEqual(await w.where(early), { host: [], fallback: [] });
+    assert.deepEqual(await w.where(late), { host: [], fallback: [] });
+    const hostOps = w.connectors.flatMap((connector) => connector.ports.flatMap((port) => port.log.filter((entry) => entry.startsWith(">"))));
+    const fallbackOps = w.servers.flatMap((server) => server.ops);
+    assert.equal(hostOps.filter((op) => op === "> endSession").length, 2);
+    assert.equal(fallbackOps.filter((op) => op === "endSession").length, 2);
+    assert.equal(w.storage.items.has(ROUTE_PREFIX + early), false, "an ended session's route is gone");
+  });
+
+  it("a new session's first writes, made together, all land on one backend, and the host is asked once", async (t) => {
+    const w = world(t, { installed: false });
+    const cache = w.worker();
+    const together = session();
+    await Promise.all(Array.from({ length: 10 }, (_, n) => cacheNote(cache, together, `note ${n}`)));
+    assert.equal(w.connectors.length, 1);
+    assert.deepEqual((await w.where(together)).fallback.length, 10);
+    assert.equal((await listed(cache, together)).length, 10);
+  });
+
+  it("a session on the host stays there when the host goes away; its remembered cleanup reaches the host only, and spares the session's new life", async (t) => {
+    const w = world(t, { installed: true });
+    const cache = w.worker();
+    const conversation = session();
+    await cacheNote(cache, conversation, "before the crash");
+    assert.deepEqual(await w.where(conversation), { host: ["before the crash"], fallback: [] });
+
+    // The host goes away (uninstalled while its port was idle).
+    w.uninstall();
+    cache.client.close();
+    const refused = await cache.tool.execute({ action: "write", data: "1", description: "never split" }, { sessionId: conversation });
+    assert.match(refused, /^llm_cache write failed: StorageUnavailableError: /, "the session didn't move to the fallback");
+    const ended = await cache.endSession(conversation);
+    assert.equal(ended.status, "pending");
+    assert.deepEqual(await cache.cleanup.pendingSessions(), [conversation]);
+    assert.ok(w.storage.items.has(PENDING_END_SESSION_PREFIXES.host + conversation));
+    assert.equal(w.storage.items.has(PENDING_END_SESSION_PREFIXES.indexeddb + conversation), false, "the fallback did its part");
+
+    // The conversation is resumed under the same id while the host is away: it starts afresh on the fallback.
+    await cacheNote(cache, conversation, "written after the end");
+
+    // A restarted service worker connects to the fallback again: the host's cleanup is not sent there.
+    const restarted = w.worker();
+    assert.deepEqual(await listed(restarted, conversation), ["written after the end"]);
+    assert.equal((await restarted.status()).backend, "indexeddb");
+
+    // The host is back: its next connection sends the remembered cleanup first, to the host alone.
+    w.install();
+    assert.deepEqual(await restarted.cleanup.flushPending(), []);
+    assert.deepEqual(await w.where(conversation), { host: [], fallback: ["written after the end"] });
+    assert.deepEqual(await listed(cache, conversation), ["written after the end"]);
+  });
+
+  it('"indexeddb" never asks the host; fallback: false keeps today\'s behaviour, failing while there is no host', async (t) => {
+    const w = world(t, { installed: true });
+    const inBrowser = w.worker({ backend: "indexeddb" });
+    const conversation = session();
+    await cacheNote(inBrowser, conversation, "in the browser");
+    assert.deepEqual(await w.where(conversation), { host: [], fallback: ["in the browser"] });
+    assert.deepEqual(await inBrowser.status(), { backend: "indexeddb", hostProblem: IN_BROWSER_CHOSEN });
+    assert.equal(w.connectors.length, 0);
+    assert.equal(w.storage.items.size, 0, "with one backend there are no routes to keep");
+
+    w.uninstall();
+    const backendsMade = w.servers.length;
+    const hostOnly = w.worker({ fallback: false });
+    const answer = await hostOnly.tool.execute({ action: "write", data: "1", description: "d" }, { sessionId: session() });
+    assert.match(answer, /^llm_cache write failed: StorageUnavailableError: the native host disconnected: Specified native messaging host not found\./);
+    assert.equal(w.servers.length, backendsMade, "no in-browser backend was made for it");
+    assert.throws(() => createLlmCache({ storage: w.storage, backend: "indexeddb" }), /needs the indexedDb option/);
+  });
+
+  it("the LLM reads the same answers from either backend", async (t) => {
+    const onHost = world(t, { installed: true }).worker();
+    const onFallback = world(t, { installed: false }).worker();
+    const calls = [
+      { action: "write", data: '{"emails": [{"from": "ana", "subject": "Q3 budget"}]}', description: "inbox page 1" },
+      { action: "append", storageKey: "KEY", pointer: "/emails", data: '[{"from": "bo", "subject": "invoice"}]' },
+      { action: "read", storageKey: "KEY", pointer: "/emails/1/subject" },
+      { action: "search", query: "invoice" },
+      { action: "list" },
+      { action: "read", storageKey: "aaaaaaaa_bbbbbbbb" },
+      { action: "stats" },
+    ];
+    const sessionId = session(); // the same in both stores, since error texts name full keys
+    const answers = async (cache: LlmCache) => {
+      const seen: string[] = [];
+      let key = "";
+      for (const call of calls) {
+        const args = { ...call, ...("storageKey" in call && call.storageKey === "KEY" ? { storageKey: key } : {}) };
+        const text = await cache.tool.execute(args, { sessionId });
+        key ||= /^cached ([a-z0-9]{8}_[a-z0-9]{8}) /.exec(text)?.[1] ?? "";
+        seen.push(text.replaceAll(key, "KEY").replace(/\d+[smhd] ago/g, "AGE ago").replace(/ \| \d+[smhd] \| /g, " | AGE | "));
+      }
+      return seen;
+    };
+    const fromHost = await answers(onHost);
+    assert.deepEqual(await answers(onFallback), fromHost);
+    assert.match(fromHost[5] as string, /ItemNotFoundError/);
+  });
+});
+
+describe("status()", () => {
+  it("names the host's version and protocol when it serves", async (t) => {
+    const cache = world(t, { installed: true }).worker();
+    const status = await cache.status();
+    const hello = await cache.client.hello();
+    assert.deepEqual(status, { backend: "host", host: { version: hello.hostVersion, protocolVersion: 1 } });
+    assert.equal(hello.backend, "host");
+  });
+
+  it("says the host is not installed, and how to install it", async (t) => {
+    const status = await world(t, { installed: false }).worker().status();
+    assert.equal(status.backend, "indexeddb");
+    assert.equal(
+      status.hostProblem,
+      "the native host is not installed: the browser found no manifest for com.browserx.llm_cache, or the binary it names " +
+        `is missing. Install it from llm-cache-host's source with ./install.sh --extension-id ${DEMO_EXTENSION_ID}; ` +
+        "`llm-cache-host doctor` then checks each step",
+    );
+  });
+
+  it("says the host is not allowed for this extension's id", async (t) => {
+    const dir = tempDir();
+    t.after(() => dir.remove());
+    const connect = hostConnector({ dataDir: dir.path, allowedOrigins: ["chrome-extension://abcdefghijklmnopabcdefghijklmnop/"] });
+    const cache = createLlmCache({ storage: new MemoryStorage(), connect, fallback: false });
+    assert.deepEqual(await cache.status(), {
+      backend: "host",
+      hostProblem:
+        `the native host is installed but not allowed for this extension's id (${DEMO_EXTENSION_ID}): its manifest's ` +
+        `allowed_origins doesn't list chrome-extension://${DEMO_EXTENSION_ID}/. Install it again with ./install.sh --extension-id ${DEMO_EXTENSION_ID}`,
+    });
+  });
+
+  it("says the host is too old when it speaks an older protocol", async () => {
+    const connect = scriptedConnector(replyingScript({ hello: { ...HELLO_V1, protocolVersion: 0 } }));
+    const status = await createLlmCache({ storage: new MemoryStorage(), connect }).status();
+    assert.equal(
+      status.hostProblem,
+      "the native host is too old: it speaks protocol version 0 and this extension needs version 1; " +
+        `update it (pull llm-cache-host's source, then run ./install.sh --extension-id ${DEMO_EXTENSION_ID} again)`,
+    );
+    assert.equal(connect.ports[0]?.disconnected, true);
+  });
+
+  it("says the host crashed at start, and where to look", async (t) => {
+    const dir = tempDir();
+    t.after(() => dir.remove());
+    const connect = hostConnector({ dataDir: dir.path, binary: "/bin/false" });
+    t.after(() => connect.closeAll());
+    const status = await createLlmCache({ storage: new MemoryStorage(), connect }).status();
+    assert.equal(
+      status.hostProblem,
+      'the native host crashed at start (the browser said: "Native host has exited."). Run `llm-cache-host doctor`, ' +
+        "which checks that it answers hello; its log (<data dir>/logs/host.<date>.log) says why it stopped",
+    );
+  });
+});
