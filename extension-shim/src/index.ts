@@ -12,6 +12,8 @@
  *     closing an idle port. (client.ts re-exports it from its old home.)
  *   - in-process.ts: InProcessBackend, for a protocol server in the extension itself (request text in, reply
  *     text out), which the IndexedDB backend plugs into.
+ *   - indexeddb/: IdbHost, protocol v1 served from IndexedDB in the extension, answering as the host does
+ *     (host.ts, its layout list); json/ is the TypeScript twin of the host's walks over JSON text.
  * - routing.ts: RoutingBackend, the host where it answers and the in-browser backend where it doesn't, chosen
  *   per session and kept until the session ends.
  * - status.ts: `status()`'s shape, and why the host isn't used in words a person can act on.
@@ -39,6 +41,7 @@ export * from "./errors.js";
 export * from "./backend.js";
 export * from "./client.js";
 export * from "./backends/in-process.js";
+export { IdbHost, type IdbHostOptions } from "./backends/indexeddb/host.js";
 export * from "./routing.js";
 export * from "./status.js";
 export * from "./tool/spec.js";

@@ -38,6 +38,41 @@ export const MAX_QUERY_BYTES = 512;
 /** A search match's pointer longer than this is cut to an ancestor's, with `pointerCut` (section 4.10). */
 export const MAX_SEARCH_POINTER_BYTES = 1024;
 
+/** Of a longer request, the host looks for its id in this many first bytes (section 2.1). */
+export const OVERSIZED_HEAD_BYTES = 4096;
+
+/** The host sends no frame longer than this; longer replies come in chunks (section 2.2). */
+export const MAX_REPLY_FRAME_BYTES = 1_048_576;
+
+/** The longest string id, in UTF-8 bytes after unescaping (section 3.1). */
+export const MAX_ID_BYTES = 256;
+
+/** The largest `customMetadata`, in bytes of its compact JSON text (section 5.6). */
+export const MAX_CUSTOM_METADATA_BYTES = 65_536;
+
+/** The most keys one `read` with `storageKeys` takes (section 4.3). */
+export const MAX_STORAGE_KEYS = 100;
+
+/** The smallest `maxBytes` of a `read`: room for any one character of a string (section 4.3). */
+export const MIN_MAX_BYTES = 16;
+
+/** `list`'s page size when the request names none, and the largest it may name (section 4.4). */
+export const LIST_DEFAULT_LIMIT = 100;
+export const MAX_LIST_LIMIT = 1000;
+
+/** `search`'s page size when the request names none, and the largest it may name (section 4.10). */
+export const SEARCH_DEFAULT_LIMIT = 20;
+export const MAX_SEARCH_LIMIT = 100;
+
+/** `read`, `list` and `search` refresh a session's `lastAccessedAt` only when it is this old (section 5.11). */
+export const TOUCH_GRANULARITY_MS = 60_000;
+
+/** A session nobody touched for this long is an orphan and is removed (section 5.11). */
+export const ORPHAN_AFTER_MS = 24 * 60 * 60 * 1000;
+
+/** How often a running host looks for orphaned sessions (section 5.11). */
+export const ORPHAN_SWEEP_EVERY_MS = 60 * 60 * 1000;
+
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 /** What the host says about an item: never its data (section 4.0). */

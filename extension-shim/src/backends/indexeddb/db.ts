@@ -1,0 +1,200 @@
+/**
+ * The IndexedDB database of the in-browser host: its schema, its records, and transactions as promises. The
+ * twin of the host's `src/store.rs`, much smaller, because IndexedDB gives what LMDB is wrapped for there:
+ * transactions that commit whole or not at all, and read-write transactions that the browser runs one at a time
+ * for every context of the extension (service worker, side panel, pages), so one transaction that checks the
+ * quota and writes holds the quota across all of them.
+ *
+ * # Schema (database `llm-cache`, version 1)
+ * - `items`: an item's metadata (`ItemRecord`), keyed by its storage key. Never its data, so that `list` reads no
+ *   data. Index `bySessionTime` on `[sessionId, timestamp, storageKey]`: a session's items in `list` order when
+ *   walked backwards (newest first, then the greater key first, as the host orders them).
+ * - `data`: an item's data, keyed by its storage key: the compact JSON text exactly as the host would store it.
+ * - `sessions`: a session's totals and times (`SessionRecord`), keyed by its id, present while it holds items,
+ *   kept equal to the sum over its items in every transaction. Index `byLastAccess`, for the orphan sweep.
+ *
+ * An extension's origin is its database's: the browser keeps every origin's IndexedDB apart, as the host keeps
+ * origins apart in its keys.
+ */
+
+/** The database's name, unless the owner chooses another (tests and the conformance runner do). */
+export const DATABASE_NAME = "llm-cache";
+
+/** The schema's version; a new one needs an upgrade step in `openDatabase`. */
+export const DATABASE_VERSION = 1;
+
+/** The object stores. */
+export const ITEMS = "items";
+export const DATA = "data";
+export const SESSIONS = "sessions";
+
+/** The indexes. */
+export const BY_SESSION_TIME = "bySessionTime";
+export const BY_LAST_ACCESS = "byLastAccess";
+
+/** Every store an item's change touches: its metadata, its data and its session's totals. */
+export const ITEM_STORES = [ITEMS, DATA, SESSIONS];
+
+/** An item's metadata, as `items` keeps it. */
+export interface ItemRecord {
+  /** The session that owns the item: the first part of its key. */
+  sessionId: string;
+  /** `{sessionId}_{taskId}_{turnId}`. */
+  storageKey: string;
+  /** As stored: at most 300 characters. */
+  description: string;
+  /** When the item was last written, ms since the Unix epoch. */
+  timestamp: number;
+  /** Bytes (UTF-8) of the data's compact JSON text. */
+  dataSize: number;
+  /** How the data is built, computed when it was written. */
+  shape: string;
+  /** The client's own annotations as compact JSON text, when it gave any. */
+  customMetadata?: string;
+}
+
+/** A session's running totals, as `sessions` keeps them. */
+export interface SessionRecord {
+  sessionId: string;
+  /** The sum over its items of `quotaBytes`; the quota bounds it. */
+  totalSize: number;
+  /** How many items it holds; a record with none is removed. */
+  itemCount: number;
+  /** When its first item was written. */
+  createdAt: number;
+  /** When it was last written (or read, at a minute's granularity): the orphan rule's clock. */
+  lastAccessedAt: number;
+}
+
+/** A session that holds nothing yet. */
+export function newSession(sessionId: string, now: number): SessionRecord {
+  return { sessionId, totalSize: 0, itemCount: 0, createdAt: now, lastAccessedAt: now };
+}
+
+/**
+ * Opens (and on first use creates) the database.
+ *
+ * @throws whatever the browser fails with: IndexedDB refused (private browsing in some browsers), a newer version
+ * of the schema, an upgrade that failed.
+ */
+export function openDatabase(factory: IDBFactory, name: string): Promise<IDBDatabase> {
+  return new Promise((resolve, reject) => {
+    const opening = factory.open(name, DATABASE_VERSION);
+    opening.onupgradeneeded = () => {
+      const db = opening.result;
+      const items = db.createObjectStore(ITEMS, { keyPath: "storageKey" });
+      items.createIndex(BY_SESSION_TIME, ["sessionId", "timestamp", "storageKey"]);
+      db.createObjectStore(DATA);
+      const sessions = db.createObjectStore(SESSIONS, { keyPath: "sessionId" });
+      sessions.createIndex(BY_LAST_ACCESS, "lastAccessedAt");
+    };
+    opening.onsuccess = () => {
+      const db = opening.result;
+      // Another context that upgrades the schema waits for this connection: let it go.
+      db.onversionchange = () => db.close();
+      resolve(db);
+    };
+    opening.onerror = () => reject(opening.error ?? new Error("the database could not be opened"));
+    opening.onblocked = () => {
+      // An older connection elsewhere holds the database: opening goes on once it closes.
+    };
+  });
+}
+
+/**
+ * Runs `body` in one transaction over `stores` and resolves with its result once the transaction has committed
+ * (for a read-write one, durably: `durability: "strict"`, so an acknowledged write survives a crash). If `body`
+ * throws, the transaction is aborted, so a refused request changes nothing, and the error is thrown on.
+ *
+ * `body` may await only this transaction's requests (`request`, `each`): a transaction whose requests are all
+ * done commits as soon as control returns to the event loop.
+ */
+export async function transact<T>(
+  db: IDBDatabase,
+  stores: string[],
+  mode: IDBTransactionMode,
+  body: (tx: IDBTransaction) => Promise<T>,
+): Promise<T> {
+  const tx = mode === "readwrite" ? db.transaction(stores, mode, { durability: "strict" }) : db.transaction(stores, mode);
+  const finished = new Promise<void>((resolve, reject) => {
+    tx.oncomplete = () => resolve();
+    tx.onabort = () => reject(tx.error ?? new DOMException("the transaction was aborted", "AbortError"));
+  });
+  let result: T;
+  try {
+    result = await body(tx);
+  } catch (error) {
+    finished.catch(() => undefined);
+    try {
+      tx.abort();
+    } catch {
+      // It had finished already.
+    }
+    throw error;
+  }
+  await finished;
+  return result;
+}
+
+/** The result of one request. */
+export function request<T>(req: IDBRequest<T>): Promise<T> {
+  return new Promise((resolve, reject) => {
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error ?? new Error("an IndexedDB request failed"));
+  });
+}
+
+/**
+ * Walks a cursor: `visit` is called at each record and may await requests of the same transaction; it returns
+ * false to stop. One record at a time, so a walk over a session of millions of items holds one.
+ */
+export function each<C extends IDBCursor>(
+  req: IDBRequest<C | null>,
+  visit: (cursor: C) => boolean | void | Promise<boolean | void>,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    req.onerror = () => reject(req.error ?? new Error("an IndexedDB cursor failed"));
+    req.onsuccess = () => {
+      const cursor = req.result;
+      if (!cursor) {
+        resolve();
+        return;
+      }
+      let went: boolean | void | Promise<boolean | void>;
+      try {
+        went = visit(cursor);
+      } catch (error) {
+        reject(error);
+        return;
+      }
+      const next = (go: boolean | void) => (go === false ? resolve() : cursor.continue());
+      if (went instanceof Promise) went.then(next, reject);
+      else next(went);
+    };
+  });
+}
+
+/**
+ * The range of `bySessionTime` that holds a session's items, up to `before` (a timestamp and key) when given:
+ * excluded, or included when `through`. Arrays sort after numbers and strings in IndexedDB, so `[sessionId, []]`
+ * is past every `[sessionId, timestamp, key]`.
+ */
+export function sessionItems(sessionId: string, before?: readonly [number, string], through = false): IDBKeyRange {
+  const upper = before === undefined ? [sessionId, []] : [sessionId, before[0], before[1]];
+  return IDBKeyRange.bound([sessionId], upper, false, before !== undefined && !through);
+}
+
+/** Saves a session's totals, or removes its record when it holds no item, as the host's `put_session`. */
+export function putSession(sessions: IDBObjectStore, record: SessionRecord): Promise<unknown> {
+  return record.itemCount === 0 ? request(sessions.delete(record.sessionId)) : request(sessions.put(record));
+}
+
+/**
+ * The keys (in `items` and `data`) of a session's items, or of one task's: every key that starts with
+ * `{sessionId}_` (or `{sessionId}_{taskId}_`). A sessionId has no `_` after its `conv_`, so no other session's key
+ * starts so; keys are ASCII, so `\uffff` is past all of them.
+ */
+export function keysOf(sessionId: string, taskId?: string): IDBKeyRange {
+  const prefix = taskId === undefined ? `${sessionId}_` : `${sessionId}_${taskId}_`;
+  return IDBKeyRange.bound(prefix, `${prefix}\uffff`);
+}

@@ -1,0 +1,203 @@
+/**
+ * `IdbHost`: protocol v1 served from IndexedDB, in the extension itself, for users without the native host. It
+ * takes a request's JSON text and answers with the reply's JSON text exactly as llm-cache-host does (PROTOCOL.md
+ * is the contract, the host's replies byte for byte the aim), so everything above it runs unchanged whichever
+ * serves: the only differences are `backend: "indexeddb"` in `hello` and the wording of StorageUnavailableError.
+ *
+ * # Layout
+ * - host.ts (this file): the request's way through: size, parse, id, op; one request at a time, in order.
+ * - request.ts: the request's fields read as the host reads them (serde_json's rules, its error texts).
+ * - wire.ts: error replies and the text of replies.
+ * - db.ts: the database's schema, records and transactions.
+ * - ops/: one file per group of ops: hello, write (write, update, append), read (read, several items),
+ *   list (list, search), session (delete, endSession, stats, orphans); ops/common.ts has what they share.
+ * - json/: the TypeScript twin of the host's walks over JSON text.
+ */
+
+import { MAX_REQUEST_BYTES, OVERSIZED_HEAD_BYTES } from "../../protocol.js";
+import { DATABASE_NAME, openDatabase } from "./db.js";
+import { utf8Length } from "./json/index.js";
+import { idError, idInHead, parseFields, recoverId, requiredString, usableId, type Fields } from "./request.js";
+import type { Context } from "./ops/common.js";
+import { helloJson, OPS, parseHello } from "./ops/hello.js";
+import { list, parseList, parseSearch, search } from "./ops/list.js";
+import { parseRead, parseReadMany, read, readMany } from "./ops/read.js";
+import { deleteItem, endSession, parseDelete, parseSessionOp, removeOrphans, stats } from "./ops/session.js";
+import { append, parseAppend, parseUpdate, parseWrite, update, write } from "./ops/write.js";
+import { HostError, replyText } from "./wire.js";
+
+export interface IdbHostOptions {
+  /** The IndexedDB to use; the global `indexedDB` when left out. */
+  indexedDB?: IDBFactory;
+  /** The database's name; `llm-cache` when left out. */
+  databaseName?: string;
+  /** Now, in ms since the Unix epoch; `Date.now` when left out. */
+  now?: () => number;
+  /** Fills a buffer with random bytes, for generated ids; `crypto.getRandomValues` when left out. */
+  random?: (bytes: Uint8Array) => void;
+}
+
+/** The database once opened, or why it can't be. */
+type Opened = { db: IDBDatabase } | { error: HostError };
+
+export class IdbHost {
+  readonly #factory: IDBFactory | undefined;
+  readonly #name: string;
+  readonly #context: Context;
+  /** The database being opened or open; opened again on the first request after `close()`. */
+  #opened: Promise<Opened> | undefined;
+  /** The request being answered: the next one waits for it, so requests run one at a time, in order, as in the host. */
+  #queue: Promise<unknown> = Promise.resolve();
+
+  /** Starts opening the database at once; `hello` doesn't wait for it, every other op does. */
+  constructor(options: IdbHostOptions = {}) {
+    this.#factory = options.indexedDB ?? (globalThis as { indexedDB?: IDBFactory }).indexedDB;
+    this.#name = options.databaseName ?? DATABASE_NAME;
+    const now = options.now ?? Date.now;
+    const random = options.random ?? ((bytes: Uint8Array) => void crypto.getRandomValues(bytes as Uint8Array<ArrayBuffer>));
+    this.#context = { db: () => this.#db(), now, random };
+    this.#opened = this.#open();
+  }
+
+  /** Answers one request's JSON text with its reply's JSON text. Requests may overlap; they are answered in order. */
+  handleText(requestText: string): Promise<string> {
+    const reply = this.#queue.then(() => this.#answer(requestText));
+    this.#queue = reply.catch(() => undefined);
+    return reply;
+  }
+
+  /** Answers a request object, as its JSON text. */
+  handle(request: object): Promise<string> {
+    return this.handleText(JSON.stringify(request));
+  }
+
+  /**
+   * Removes the sessions nobody touched for 24 hours (PROTOCOL.md section 5.11) and returns how many. Its owner
+   * runs it when the extension starts and every hour (ORPHAN_SWEEP_EVERY_MS) while it runs.
+   *
+   * @throws HostError StorageUnavailableError when the database can't be opened or fails.
+   */
+  async maintain(): Promise<number> {
+    try {
+      return await removeOrphans(this.#context);
+    } catch (error) {
+      throw asHostError(error);
+    }
+  }
+
+  /** Lets go of the database connection; a request after this opens it again. */
+  close(): void {
+    const opened = this.#opened;
+    this.#opened = undefined;
+    void opened?.then((opened) => {
+      if ("db" in opened) opened.db.close();
+    });
+  }
+
+  #open(): Promise<Opened> {
+    const factory = this.#factory;
+    if (factory === undefined) return Promise.resolve({ error: HostError.storageUnavailable("this browser context has no IndexedDB") });
+    return openDatabase(factory, this.#name).then(
+      (db) => ({ db }),
+      (error: unknown) => ({ error: HostError.storageUnavailable(`IndexedDB database ${this.#name} can't be opened (${describe(error)})`) }),
+    );
+  }
+
+  async #db(): Promise<IDBDatabase> {
+    this.#opened ??= this.#open();
+    const opened = await this.#opened;
+    if ("error" in opened) throw opened.error;
+    return opened.db;
+  }
+
+  /** The reply to one request, as the host's request loop makes it. */
+  async #answer(text: string): Promise<string> {
+    const bytes = utf8Length(text);
+    if (bytes > MAX_REQUEST_BYTES) return replyText(idInHead(head(text)), { error: oversized(bytes) });
+    let fields: Fields;
+    try {
+      fields = parseFields(text);
+    } catch (error) {
+      if (error instanceof HostError) return replyText(recoverId(text), { error });
+      return replyText(undefined, { error: HostError.storageUnavailable(`the request could not be read (${describe(error)})`) });
+    }
+    const id = usableId(fields);
+    if (id === undefined) return replyText(undefined, { error: idError(fields) });
+    try {
+      return replyText(id, { result: await this.#run(fields) });
+    } catch (error) {
+      return replyText(id, { error: asHostError(error) });
+    }
+  }
+
+  /** Parses the op and its fields (every check before the database is touched), then runs it. */
+  #run(fields: Fields): Promise<string> {
+    const ctx = this.#context;
+    const op = requiredString(fields.op, "op");
+    switch (op) {
+      case "hello":
+        return Promise.resolve(helloJson(parseHello(fields)));
+      case "write":
+        return write(ctx, parseWrite(fields));
+      case "read":
+        return fields.storageKeys !== undefined ? readMany(ctx, parseReadMany(fields)) : read(ctx, parseRead(fields));
+      case "list":
+        return list(ctx, parseList(fields));
+      case "update":
+        return update(ctx, parseUpdate(fields));
+      case "delete":
+        return deleteItem(ctx, parseDelete(fields));
+      case "endSession":
+        return endSession(ctx, parseSessionOp(fields));
+      case "stats":
+        return stats(ctx, parseSessionOp(fields));
+      case "append":
+        return append(ctx, parseAppend(fields));
+      case "search":
+        return search(ctx, parseSearch(fields));
+      default: {
+        const shown = Array.from(op).slice(0, 40).join("");
+        throw new HostError("InvalidRequestError", `unknown op \`${shown}\``, `use one of: ${OPS.join(", ")}`)
+          .expected(OPS.join(" | "))
+          .actual(shown);
+      }
+    }
+  }
+}
+
+/** The error a reply carries for whatever an op threw: its own verdict, or IndexedDB's failure (or a bug). */
+function asHostError(error: unknown): HostError {
+  if (error instanceof HostError) return error;
+  return HostError.storageUnavailable(`IndexedDB failed (${describe(error)})`);
+}
+
+/** An error's name and message, for a reason; never data (IndexedDB's errors don't carry it). */
+function describe(error: unknown): string {
+  if (error instanceof Error || error instanceof DOMException) return `${error.name}: ${error.message}`;
+  return String(error);
+}
+
+/** The error for a request longer than the host reads (PROTOCOL.md section 2.1). */
+function oversized(bytes: number): HostError {
+  return new HostError(
+    "InvalidRequestError",
+    `a frame of ${bytes} bytes is over the limit of ${MAX_REQUEST_BYTES} for one request (room for an item's 5 MiB of data and 64 KiB of customMetadata); it was skipped`,
+    "split the data into items of at most 5 MB each and send them as separate requests",
+  )
+    .expected(`a frame of at most ${MAX_REQUEST_BYTES} bytes`)
+    .actual(bytes);
+}
+
+/** The longest start of `text` whose UTF-8 is at most OVERSIZED_HEAD_BYTES, without a cut character. */
+function head(text: string): string {
+  let bytes = 0;
+  let at = 0;
+  while (at < text.length) {
+    const unit = text.charCodeAt(at);
+    const width = unit >= 0xd800 && unit <= 0xdbff && at + 1 < text.length ? 2 : 1;
+    bytes += utf8Length(text, at, at + width);
+    if (bytes > OVERSIZED_HEAD_BYTES) break;
+    at += width;
+  }
+  return text.slice(0, at);
+}

@@ -1,0 +1,224 @@
+/**
+ * What the ops share: the context they run against, the readers of fields that several ops take, the quota
+ * check, and items' metadata as replies show it. The twin of the host's `src/cmd/mod.rs`.
+ */
+
+import {
+  MAX_CUSTOM_METADATA_BYTES,
+  MAX_ITEM_BYTES,
+  MAX_QUERY_BYTES,
+  MAX_QUERY_WORDS,
+  SESSION_QUOTA_BYTES,
+  TOUCH_GRANULARITY_MS,
+} from "../../../protocol.js";
+import { request, SESSIONS, transact, type ItemRecord, type SessionRecord } from "../db.js";
+import {
+  checkPointer,
+  checkSessionId,
+  compactJson,
+  find,
+  isRuleError,
+  MALFORMED,
+  parseStorageKey,
+  Query,
+  truncateDescription,
+  utf8Length,
+  type Range,
+} from "../json/index.js";
+import { jsonTypeName, optionalString, requiredString, type Fields } from "../request.js";
+import { HostError, quote } from "../wire.js";
+
+/** What every op runs against. */
+export interface Context {
+  /** The database, or the StorageUnavailableError saying why it can't be opened. */
+  db(): Promise<IDBDatabase>;
+  /** Now, in ms since the Unix epoch. */
+  now(): number;
+  /** Fills a buffer with random bytes, for generated ids. */
+  random(bytes: Uint8Array): void;
+}
+
+/** Reads and checks the request's `sessionId`. */
+export function sessionIdOf(fields: Fields): string {
+  const sessionId = requiredString(fields.sessionId, "sessionId");
+  const wrong = checkSessionId("sessionId", sessionId);
+  if (wrong) throw HostError.from(wrong);
+  return sessionId;
+}
+
+/**
+ * Reads the `storageKey` and checks it belongs to `sessionId`. A key of another session is `ItemNotFoundError`,
+ * exactly as a key that was never written, so nothing leaks across sessions.
+ */
+export function storageKeyIn(raw: string | undefined, sessionId: string): string {
+  const storageKey = requiredString(raw, "storageKey");
+  const parts = parseStorageKey(storageKey);
+  if (isRuleError(parts)) throw HostError.from(parts);
+  if (parts.sessionId !== sessionId) throw HostError.itemNotFound(storageKey);
+  return storageKey;
+}
+
+/** Reads a `pointer`: an RFC 6901 JSON pointer (empty, or starting with `/`). */
+export function pointerOf(raw: string | undefined): string | undefined {
+  const pointer = optionalString(raw, "pointer");
+  if (pointer === undefined) return undefined;
+  const wrong = checkPointer(pointer);
+  if (wrong === undefined) return pointer;
+  const actual = wrong === "noLeadingSlash" ? "a string not starting with /" : "a ~ not followed by 0 (for ~) or 1 (for /)";
+  throw HostError.invalidField("pointer", "an RFC 6901 JSON pointer such as /emails/3/subject", actual);
+}
+
+/**
+ * Where the part of the item text `text` that `pointer` names lies. A pointer to nothing is `ItemNotFoundError`
+ * whose message names the key and pointer; `expected` and `suggestion` say what the calling op needed there.
+ */
+export function valueAt(storageKey: string, text: string, pointer: string, expected: string, suggestion: string): Range {
+  const found = find(text, pointer);
+  if (found === MALFORMED) throw HostError.corrupted(storageKey, "its data is not well-formed JSON");
+  if (found === null) {
+    throw new HostError("ItemNotFoundError", `item ${storageKey} has nothing at pointer ${echoed(pointer)}`, suggestion)
+      .expected(expected)
+      .actual(echoed(pointer));
+  }
+  return found;
+}
+
+/** Where a pointer points, for messages: "the top of the item" or "pointer /a/b". */
+export function atPointer(pointer: string | undefined): string {
+  return pointer === undefined || pointer === "" ? "the top of the item" : `pointer ${echoed(pointer)}`;
+}
+
+/**
+ * A pointer as an error message shows it: whole up to 256 bytes, else its start and its length, so that an error
+ * about a pointer of megabytes stays a few hundred bytes.
+ */
+export function echoed(pointer: string): string {
+  const MAX_ECHO = 256;
+  const bytes = utf8Length(pointer);
+  if (bytes <= MAX_ECHO) return pointer;
+  // The longest start of whole characters within MAX_ECHO bytes.
+  let cut = 0;
+  let used = 0;
+  while (cut < pointer.length) {
+    const unit = pointer.charCodeAt(cut);
+    const width = unit >= 0xd800 && unit <= 0xdbff ? 2 : 1;
+    const size = utf8Length(pointer, cut, cut + width);
+    if (used + size > MAX_ECHO) break;
+    used += size;
+    cut += width;
+  }
+  return `${pointer.slice(0, cut)}… (${bytes} bytes)`;
+}
+
+/** Reads a `query`: one to 32 words, at most 512 bytes. */
+export function queryOf(text: string): Query {
+  const parsed = Query.parse(text);
+  if (parsed instanceof Query) return parsed;
+  const tooBig = (what: string, limit: number, actual: number) =>
+    new HostError(
+      "InvalidRequestError",
+      `\`query\` has ${actual} ${what}; a query has at most ${limit}`,
+      "search for the few words that best tell the wanted text apart, then read what matches",
+    )
+      .expected(`at most ${limit} ${what}`)
+      .actual(`${actual} ${what}`);
+  if (parsed.error === "noWords") throw HostError.invalidField("query", "one or more words to look for", "no words");
+  throw parsed.error === "tooManyWords" ? tooBig("words", MAX_QUERY_WORDS, parsed.count) : tooBig("bytes", MAX_QUERY_BYTES, parsed.count);
+}
+
+/** Reads a description: a string that is not only white space, cut to 300 characters. */
+export function descriptionOf(raw: string | undefined): string {
+  const description = requiredString(raw, "description");
+  // Rust's trim: Unicode's White_Space, which is not quite JS's.
+  if (/^\p{White_Space}*$/u.test(description)) {
+    throw HostError.invalidField(
+      "description",
+      "a non-empty string saying what the data is (at most 300 characters)",
+      "an empty string",
+    );
+  }
+  return truncateDescription(description);
+}
+
+/** Reads `data`: any JSON value but `null`, as its compact text of at most 5 MiB. */
+export function dataOf(raw: string | undefined): string {
+  if (raw === undefined) throw HostError.missingField("data", "any JSON value other than null");
+  const compact = compactJson(raw);
+  const size = utf8Length(compact);
+  if (size > MAX_ITEM_BYTES) {
+    throw new HostError(
+      "DataTooLargeError",
+      `data is ${size} bytes; one item holds at most ${MAX_ITEM_BYTES}`,
+      "split the data into chunks of at most 5 MB, write each as its own item, and say in each description which part it is",
+    )
+      .expected(MAX_ITEM_BYTES)
+      .actual(size);
+  }
+  return compact;
+}
+
+/** Reads `customMetadata`: a JSON object of at most 64 KiB, as its compact text. */
+export function customMetadataOf(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  const expected = "a JSON object of at most 65536 bytes";
+  const type = jsonTypeName(raw);
+  if (type !== "an object") throw HostError.invalidField("customMetadata", expected, type);
+  const compact = compactJson(raw);
+  const size = utf8Length(compact);
+  if (size > MAX_CUSTOM_METADATA_BYTES) throw HostError.invalidField("customMetadata", expected, `an object of ${size} bytes`);
+  return compact;
+}
+
+/** The bytes an item takes from its session's quota: data and customMetadata (PROTOCOL.md section 5.7). */
+export function quotaOf(item: ItemRecord): number {
+  return item.dataSize + (item.customMetadata === undefined ? 0 : utf8Length(item.customMetadata));
+}
+
+/**
+ * The session total after replacing `freed` bytes by `requested` bytes, if it is within the quota.
+ *
+ * @throws HostError `QuotaExceededError` with the current total, the request and the limit.
+ */
+export function checkQuota(total: number, freed: number, requested: number): number {
+  const current = Math.max(total - freed, 0);
+  const newTotal = current + requested;
+  if (newTotal <= SESSION_QUOTA_BYTES) return newTotal;
+  throw new HostError(
+    "QuotaExceededError",
+    `the session holds ${current} bytes; ${requested} more (data and customMetadata) would pass its quota of ${SESSION_QUOTA_BYTES}`,
+    "delete items the task no longer needs (list shows their sizes) or store a smaller summary, then try again",
+  )
+    .expected(`a session total of at most ${SESSION_QUOTA_BYTES} bytes`)
+    .actual(`${current} + ${requested} = ${newTotal} bytes`)
+    .detail("current", current)
+    .detail("requested", requested)
+    .detail("limit", SESSION_QUOTA_BYTES);
+}
+
+/** An item's metadata as replies show it (CacheMetadata, PROTOCOL.md section 4.0): never its data. */
+export function metadataJson(item: ItemRecord): string {
+  const parts = parseStorageKey(item.storageKey);
+  // Stored keys were checked on write; an unreadable one shows empty parts, as in the host.
+  const [sessionId, taskId, turnId] = isRuleError(parts) ? ["", "", ""] : [parts.sessionId, parts.taskId, parts.turnId];
+  return (
+    `{"storageKey":${quote(item.storageKey)},"description":${quote(item.description)},"timestamp":${item.timestamp},` +
+    `"dataSize":${item.dataSize},"shape":${quote(item.shape)},"sessionId":${quote(sessionId)},"taskId":${quote(taskId)},` +
+    `"turnId":${quote(turnId)}}`
+  );
+}
+
+/**
+ * Refreshes a session's `lastAccessedAt` after a read, if it is stale by a minute or more; finer refreshes would
+ * cost a durable write per read for nothing the 24-hour rule can see.
+ */
+export async function touch(ctx: Context, db: IDBDatabase, sessionId: string, lastAccessedAt: number | undefined): Promise<void> {
+  const now = ctx.now();
+  if (lastAccessedAt === undefined || now - lastAccessedAt < TOUCH_GRANULARITY_MS) return;
+  await transact(db, [SESSIONS], "readwrite", async (tx) => {
+    const sessions = tx.objectStore(SESSIONS);
+    const record = (await request(sessions.get(sessionId))) as SessionRecord | undefined;
+    if (record === undefined) return;
+    record.lastAccessedAt = Math.max(record.lastAccessedAt, now);
+    await request(sessions.put(record));
+  });
+}

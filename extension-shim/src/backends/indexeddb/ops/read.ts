@@ -1,0 +1,237 @@
+/**
+ * `read`: one item with its data, or only the part a JSON pointer names, or a slice of that (`offset`, `limit`)
+ * or the first slice that fits `maxBytes`; and with `storageKeys`, several items in one snapshot, at most
+ * MAX_READ_MANY_BYTES of data and customMetadata in all. The twin of the host's `src/cmd/read.rs`.
+ */
+
+import { MAX_READ_MANY_BYTES, MAX_STORAGE_KEYS, MIN_MAX_BYTES } from "../../../protocol.js";
+import { DATA, ITEM_STORES, ITEMS, request, SESSIONS, transact, type ItemRecord, type SessionRecord } from "../db.js";
+import { elements, MALFORMED, nextOffset, slice, utf8Length, type Window } from "../json/index.js";
+import { echo, optionalCount, parseFields, requiredString, type Count, type Fields } from "../request.js";
+import { Digits, HostError, quote } from "../wire.js";
+import { atPointer, metadataJson, pointerOf, sessionIdOf, storageKeyIn, touch, valueAt, type Context } from "./common.js";
+
+/** A parsed `read` of one item. */
+export interface Read {
+  sessionId: string;
+  storageKey: string;
+  pointer: string | undefined;
+  /** `offset` and `limit`, when the request asks for a slice. */
+  slice: { offset: Count; limit: Count | undefined } | undefined;
+  /** `maxBytes`: the most bytes of data text the reply may carry. */
+  maxBytes: number | undefined;
+}
+
+/** Checks the session, key, pointer, slice and budget. */
+export function parseRead(fields: Fields): Read {
+  const sessionId = sessionIdOf(fields);
+  const storageKey = storageKeyIn(fields.storageKey, sessionId);
+  const pointer = pointerOf(fields.pointer);
+  const offset = optionalCount(fields.offset, "offset");
+  const limit = optionalCount(fields.limit, "limit");
+  if (limit?.value === 0) throw HostError.invalidField("limit", "a positive integer", 0);
+  const maxBytes = maxBytesOf(fields);
+  const sliced = offset !== undefined || limit !== undefined ? { offset: offset ?? { value: 0, digits: "0" }, limit } : undefined;
+  return { sessionId, storageKey, pointer, slice: sliced, maxBytes };
+}
+
+/** `maxBytes`, checked: at least MIN_MAX_BYTES. */
+function maxBytesOf(fields: Fields): number | undefined {
+  const maxBytes = optionalCount(fields.maxBytes, "maxBytes");
+  if (maxBytes !== undefined && maxBytes.value < MIN_MAX_BYTES) {
+    throw HostError.invalidField("maxBytes", `an integer of at least ${MIN_MAX_BYTES}`, maxBytes.value);
+  }
+  return maxBytes?.value;
+}
+
+/** Reads the item, then refreshes the session's last access. */
+export async function read(ctx: Context, cmd: Read): Promise<string> {
+  const db = await ctx.db();
+  const [result, lastAccessed] = await transact(db, ITEM_STORES, "readonly", async (tx) => {
+    const result = await readOne(tx, cmd, undefined);
+    return [result, await lastAccessOf(tx, cmd.sessionId)] as const;
+  });
+  await touch(ctx, db, cmd.sessionId, lastAccessed);
+  return result;
+}
+
+/** A parsed `read` of several items: each key's read, or the error a read of that key alone would fail with. */
+export interface ReadMany {
+  sessionId: string;
+  reads: Array<Read | { storageKey: string; error: HostError }>;
+}
+
+/**
+ * Checks the session, the keys and their pointers. `offset` and `limit` slice one value, so they don't go with
+ * several keys; `maxBytes` bounds each item.
+ */
+export function parseReadMany(fields: Fields): ReadMany {
+  const sessionId = sessionIdOf(fields);
+  if (fields.storageKey !== undefined || fields.offset !== undefined || fields.limit !== undefined || fields.pointer !== undefined) {
+    throw new HostError(
+      "InvalidRequestError",
+      "`storageKeys` reads whole items (or a pointer each); it doesn't go with `storageKey`, `pointer`, `offset` or `limit`",
+      'send the keys in `storageKeys` alone, each as a key or {"storageKey", "pointer"}, or read one item with `storageKey`',
+    );
+  }
+  const expected = `an array of 1 to ${MAX_STORAGE_KEYS} keys, each a string or {"storageKey": …, "pointer": …}`;
+  const raw = fields.storageKeys ?? "[]";
+  if (!raw.startsWith("[")) throw HostError.invalidField("storageKeys", expected, "not an array");
+  // Every entry is counted, for the error; only the first MAX_STORAGE_KEYS are kept.
+  const entries: string[] = [];
+  let count = 0;
+  elements(raw, (start, end) => {
+    if (count++ < MAX_STORAGE_KEYS) entries.push(raw.slice(start, end));
+  });
+  if (count === 0 || count > MAX_STORAGE_KEYS) throw HostError.invalidField("storageKeys", expected, count);
+  const maxBytes = maxBytesOf(fields);
+  const reads = entries.map((entry) => {
+    let key: string | undefined = entry;
+    let pointerRaw: string | undefined;
+    if (entry.startsWith("{")) {
+      const target = parseFields(entry);
+      [key, pointerRaw] = [target.storageKey, target.pointer];
+    }
+    const pointer = pointerOf(pointerRaw);
+    try {
+      return { sessionId, storageKey: storageKeyIn(key, sessionId), pointer, slice: undefined, maxBytes };
+    } catch (error) {
+      if (error instanceof HostError && error.code === "ItemNotFoundError") return { storageKey: requiredString(key, "storageKey"), error };
+      throw error;
+    }
+  });
+  return { sessionId, reads };
+}
+
+/**
+ * What is left of a multi-item read's MAX_READ_MANY_BYTES as its entries are read: `spend` refuses the whole
+ * read once the entries' data and customMetadata pass it.
+ */
+class Budget {
+  left = MAX_READ_MANY_BYTES;
+  used = 0;
+  /** How many entries have been reached. */
+  done = 0;
+  /** Set when an entry did not fit: the read is refused. */
+  spent = false;
+
+  constructor(readonly entries: number) {}
+
+  spend(size: number): void {
+    if (size <= this.left) {
+      this.left -= size;
+      this.used += size;
+      return;
+    }
+    this.spent = true;
+    const total = this.used + size;
+    throw new HostError(
+      "InvalidRequestError",
+      `a read of several items returns at most ${MAX_READ_MANY_BYTES} bytes of data and customMetadata in all ` +
+        `(a key named twice counts twice); the first ${this.done} of these ${this.entries} entries already come to ${total}`,
+      "read fewer keys at a time, or only the part of each item you need with a pointer, or pass maxBytes " +
+        "to get the first slice of each item that fits; read a long item alone, a page at a time, with offset and limit",
+    )
+      .expected(`at most ${MAX_READ_MANY_BYTES} bytes of data and customMetadata`)
+      .actual(`${total} bytes in the first ${this.done} of ${this.entries} entries`);
+  }
+}
+
+/** Reads every item in one transaction, then refreshes the session's last access once. */
+export async function readMany(ctx: Context, cmd: ReadMany): Promise<string> {
+  const db = await ctx.db();
+  const [entries, lastAccessed] = await transact(db, ITEM_STORES, "readonly", async (tx) => {
+    const budget = new Budget(cmd.reads.length);
+    const entries: string[] = [];
+    for (const read of cmd.reads) {
+      budget.done++;
+      if ("error" in read) {
+        entries.push(missingJson(read.storageKey, read.error));
+        continue;
+      }
+      try {
+        entries.push(await readOne(tx, read, budget));
+      } catch (error) {
+        // Past the budget, the whole read is refused; any other refusal is this entry's.
+        if (!(error instanceof HostError) || budget.spent) throw error;
+        entries.push(missingJson(read.storageKey, error));
+      }
+    }
+    return [entries, await lastAccessOf(tx, cmd.sessionId)] as const;
+  });
+  await touch(ctx, db, cmd.sessionId, lastAccessed);
+  return `{"items":[${entries.join(",")}]}`;
+}
+
+/** An entry of `items` for a key that names nothing, or whose item can't be read. */
+function missingJson(storageKey: string, error: HostError): string {
+  return `{"storageKey":${quote(storageKey)},"error":${error.toJson()}}`;
+}
+
+/** The session's `lastAccessedAt`, for `touch`. */
+async function lastAccessOf(tx: IDBTransaction, sessionId: string): Promise<number | undefined> {
+  const record = (await request(tx.objectStore(SESSIONS).get(sessionId))) as SessionRecord | undefined;
+  return record?.lastAccessedAt;
+}
+
+/**
+ * One item's `{"item", "slice"?}` in the transaction `tx`; its data and customMetadata are taken from `budget`,
+ * when there is one.
+ */
+async function readOne(tx: IDBTransaction, cmd: Read, budget: Budget | undefined): Promise<string> {
+  const item = (await request(tx.objectStore(ITEMS).get(cmd.storageKey))) as ItemRecord | undefined;
+  if (item === undefined) throw HostError.itemNotFound(cmd.storageKey);
+  const text = (await request(tx.objectStore(DATA).get(cmd.storageKey))) as string | undefined;
+  if (text === undefined) throw HostError.corrupted(cmd.storageKey, "its data is missing");
+  const value =
+    cmd.pointer === undefined
+      ? text
+      : text.slice(
+          ...valueAt(
+            cmd.storageKey,
+            text,
+            cmd.pointer,
+            "a pointer to an existing part of the item's data",
+            "read the item without a pointer, or a shorter pointer, to see its structure; array indexes start at 0",
+          ),
+        );
+  const customSize = item.customMetadata === undefined ? 0 : utf8Length(item.customMetadata);
+  const window = windowOf(cmd, value);
+  let data = value;
+  let sliceJson = "";
+  if (window === undefined) {
+    budget?.spend(utf8Length(value) + customSize);
+  } else {
+    const sliced = slice(value, window);
+    if (sliced === MALFORMED) throw HostError.corrupted(cmd.storageKey, "its data is not well-formed JSON");
+    if ("notSliceable" in sliced) {
+      const kind = sliced.notSliceable;
+      throw new HostError(
+        "InvalidRequestError",
+        `\`offset\` and \`limit\` slice an array, an object or a string; the value at ${atPointer(cmd.pointer)} is ${kind}`,
+        "read it without offset and limit",
+      )
+        .expected("an array, an object or a string")
+        .actual(kind);
+    }
+    budget?.spend(utf8Length(sliced.text) + customSize);
+    data = sliced.text;
+    const offset = cmd.slice === undefined ? 0 : echo(cmd.slice.offset);
+    const next = nextOffset(sliced);
+    sliceJson = `,"slice":{"offset":${offset instanceof Digits ? offset.text : offset},"count":${sliced.count},"total":${sliced.total},"nextOffset":${next ?? "null"}}`;
+  }
+  const meta = metadataJson(item);
+  const custom = item.customMetadata === undefined ? "" : `,"customMetadata":${item.customMetadata}`;
+  return `{"item":${meta.slice(0, -1)},"data":${data}${custom}}${sliceJson}}`;
+}
+
+/**
+ * The part of `value` to return, when it is not all of it: the slice asked for, or, when `value` is longer than
+ * `maxBytes` and can be sliced, the first slice that fits. A number, boolean or null is returned whole whatever
+ * its length.
+ */
+function windowOf(cmd: Read, value: string): Window | undefined {
+  if (cmd.slice !== undefined) return { offset: cmd.slice.offset.value, limit: cmd.slice.limit?.value, maxBytes: cmd.maxBytes };
+  if (cmd.maxBytes === undefined || utf8Length(value) <= cmd.maxBytes) return undefined;
+  return /^[[{"]/.test(value) ? { offset: 0, maxBytes: cmd.maxBytes } : undefined;
+}

@@ -1,0 +1,127 @@
+/**
+ * The ops that remove data or report on a session: `delete` (one item), `endSession` (a whole session, at once),
+ * `stats` (a session's totals), and the sweep of orphaned sessions. The twins of the host's
+ * `src/cmd/{delete,end_session,stats}.rs` and `src/cleanup.rs`.
+ *
+ * The host ends a session in batches, behind a durable record that a crashed host's successor finishes. Here a
+ * session ends in one transaction, which IndexedDB applies whole or not at all, so there is nothing to finish.
+ */
+
+import { ORPHAN_AFTER_MS, SESSION_QUOTA_BYTES } from "../../../protocol.js";
+import {
+  BY_LAST_ACCESS,
+  DATA,
+  each,
+  ITEM_STORES,
+  ITEMS,
+  keysOf,
+  putSession,
+  request,
+  SESSIONS,
+  transact,
+  type ItemRecord,
+  type SessionRecord,
+} from "../db.js";
+import type { Fields } from "../request.js";
+import { HostError, numberOrNull, quote } from "../wire.js";
+import { quotaOf, sessionIdOf, storageKeyIn, type Context } from "./common.js";
+
+/** A parsed `delete`. */
+export interface Delete {
+  sessionId: string;
+  storageKey: string;
+}
+
+/** Checks the session and key. */
+export function parseDelete(fields: Fields): Delete {
+  const sessionId = sessionIdOf(fields);
+  return { sessionId, storageKey: storageKeyIn(fields.storageKey, sessionId) };
+}
+
+/** Deletes the item and updates the session's totals in one transaction. */
+export async function deleteItem(ctx: Context, cmd: Delete): Promise<string> {
+  const db = await ctx.db();
+  return transact(db, ITEM_STORES, "readwrite", async (tx) => {
+    const items = tx.objectStore(ITEMS);
+    const item = (await request(items.get(cmd.storageKey))) as ItemRecord | undefined;
+    if (item === undefined) throw HostError.itemNotFound(cmd.storageKey);
+    const freed = quotaOf(item);
+    await request(items.delete(cmd.storageKey));
+    await request(tx.objectStore(DATA).delete(cmd.storageKey));
+    const sessions = tx.objectStore(SESSIONS);
+    const record = (await request(sessions.get(cmd.sessionId))) as SessionRecord | undefined;
+    if (record !== undefined) {
+      record.totalSize = Math.max(record.totalSize - freed, 0);
+      record.itemCount = Math.max(record.itemCount - 1, 0);
+      record.lastAccessedAt = ctx.now();
+      await putSession(sessions, record);
+    }
+    return `{"storageKey":${quote(cmd.storageKey)},"deleted":true,"freedBytes":${freed}}`;
+  });
+}
+
+/** Checks the session id of `endSession` or `stats`. */
+export function parseSessionOp(fields: Fields): string {
+  return sessionIdOf(fields);
+}
+
+/** Removes every item of the session and its record; ending a session that holds nothing is no error. */
+export async function endSession(ctx: Context, sessionId: string): Promise<string> {
+  const db = await ctx.db();
+  const removed = await transact(db, ITEM_STORES, "readwrite", (tx) => removeSession(tx, sessionId));
+  return `{"sessionId":${quote(sessionId)},"deletedItems":${removed.items},"freedBytes":${removed.bytes}}`;
+}
+
+/** A session's totals, timestamps and remaining quota; a session that holds nothing has zeros and nulls. */
+export async function stats(ctx: Context, sessionId: string): Promise<string> {
+  const db = await ctx.db();
+  const record = await transact(db, [SESSIONS], "readonly", async (tx) => {
+    return (await request(tx.objectStore(SESSIONS).get(sessionId))) as SessionRecord | undefined;
+  });
+  const totalSize = record?.totalSize ?? 0;
+  return (
+    `{"sessionId":${quote(sessionId)},"totalSize":${totalSize},"itemCount":${record?.itemCount ?? 0},` +
+    `"createdAt":${numberOrNull(record?.createdAt)},"lastAccessedAt":${numberOrNull(record?.lastAccessedAt)},` +
+    `"quotaBytes":${SESSION_QUOTA_BYTES},"remainingBytes":${Math.max(SESSION_QUOTA_BYTES - totalSize, 0)}}`
+  );
+}
+
+/**
+ * Removes the sessions nobody touched for 24 hours: items and record. Each session is looked at again inside the
+ * transaction that removes it, so one used in the meantime (by another context of the extension) survives.
+ * Returns how many sessions it removed.
+ */
+export async function removeOrphans(ctx: Context): Promise<number> {
+  const db = await ctx.db();
+  const cutoff = ctx.now() - ORPHAN_AFTER_MS;
+  const idle: string[] = [];
+  await transact(db, [SESSIONS], "readonly", (tx) =>
+    each(tx.objectStore(SESSIONS).index(BY_LAST_ACCESS).openKeyCursor(IDBKeyRange.upperBound(cutoff)), (cursor) => {
+      idle.push(String(cursor.primaryKey));
+    }),
+  );
+  let removed = 0;
+  for (const sessionId of idle) {
+    const gone = await transact(db, ITEM_STORES, "readwrite", async (tx) => {
+      const record = (await request(tx.objectStore(SESSIONS).get(sessionId))) as SessionRecord | undefined;
+      if (record === undefined || record.lastAccessedAt > cutoff) return false;
+      await removeSession(tx, sessionId);
+      return true;
+    });
+    if (gone) removed++;
+  }
+  return removed;
+}
+
+/** Deletes a session's items, their data and its record in the transaction `tx`; what it removed. */
+async function removeSession(tx: IDBTransaction, sessionId: string): Promise<{ items: number; bytes: number }> {
+  let [items, bytes] = [0, 0];
+  await each(tx.objectStore(ITEMS).openCursor(keysOf(sessionId)), (cursor) => {
+    items++;
+    bytes += quotaOf(cursor.value as ItemRecord);
+    cursor.delete();
+  });
+  await request(tx.objectStore(DATA).delete(keysOf(sessionId)));
+  await request(tx.objectStore(SESSIONS).delete(sessionId));
+  return { items, bytes };
+}

@@ -1,0 +1,255 @@
+/**
+ * The ops that store data: `write` (a new item, or one replacing another under the same key), `update` (an item's
+ * data, description or customMetadata) and `append` (elements to an array, or text to a string, inside an item).
+ * The twins of the host's `src/cmd/{write,update,append}.rs`.
+ *
+ * Each is one read-write transaction over the item, its data and its session's totals, which checks the item
+ * limit and the quota and then writes, or throws and so changes nothing.
+ */
+
+import { MAX_ITEM_BYTES } from "../../../protocol.js";
+import { DATA, ITEM_STORES, ITEMS, newSession, putSession, request, SESSIONS, transact, type ItemRecord, type SessionRecord } from "../db.js";
+import { checkShortId, generateId, shape, storageKey, utf8Length } from "../json/index.js";
+import { jsonTypeName, optionalString, type Fields } from "../request.js";
+import { HostError } from "../wire.js";
+import {
+  atPointer,
+  checkQuota,
+  customMetadataOf,
+  dataOf,
+  descriptionOf,
+  metadataJson,
+  pointerOf,
+  quotaOf,
+  sessionIdOf,
+  storageKeyIn,
+  valueAt,
+  type Context,
+} from "./common.js";
+
+/** A parsed `write`. */
+export interface Write {
+  sessionId: string;
+  taskId: string | undefined;
+  turnId: string | undefined;
+  data: string;
+  description: string;
+  customMetadata: string | undefined;
+}
+
+/** Checks every field of a `write` before the store is touched. */
+export function parseWrite(fields: Fields): Write {
+  const sessionId = sessionIdOf(fields);
+  const taskId = optionalString(fields.taskId, "taskId");
+  const turnId = optionalString(fields.turnId, "turnId");
+  const wrongTask = taskId === undefined ? undefined : checkShortId("taskId", taskId);
+  if (wrongTask) throw HostError.from(wrongTask);
+  const wrongTurn = turnId === undefined ? undefined : checkShortId("turnId", turnId);
+  if (wrongTurn) throw HostError.from(wrongTurn);
+  return {
+    sessionId,
+    taskId,
+    turnId,
+    data: dataOf(fields.data),
+    description: descriptionOf(fields.description),
+    customMetadata: customMetadataOf(fields.customMetadata),
+  };
+}
+
+/** Stores the item; its metadata (never its data) is the result. */
+export async function write(ctx: Context, cmd: Write): Promise<string> {
+  const db = await ctx.db();
+  return transact(db, ITEM_STORES, "readwrite", async (tx) => {
+    const [items, data, sessions] = [tx.objectStore(ITEMS), tx.objectStore(DATA), tx.objectStore(SESSIONS)];
+    const now = ctx.now();
+    const key = await chooseKey(ctx, cmd, async (key) => (await request(items.count(key))) > 0);
+    const record = ((await request(sessions.get(cmd.sessionId))) as SessionRecord | undefined) ?? newSession(cmd.sessionId, now);
+    const previous = (await request(items.get(key))) as ItemRecord | undefined;
+    const item: ItemRecord = {
+      sessionId: cmd.sessionId,
+      storageKey: key,
+      description: cmd.description,
+      timestamp: now,
+      dataSize: utf8Length(cmd.data),
+      shape: shape(cmd.data),
+    };
+    if (cmd.customMetadata !== undefined) item.customMetadata = cmd.customMetadata;
+    record.totalSize = checkQuota(record.totalSize, previous === undefined ? 0 : quotaOf(previous), quotaOf(item));
+    record.itemCount += previous === undefined ? 1 : 0;
+    record.lastAccessedAt = now;
+    await request(items.put(item));
+    await request(data.put(cmd.data, key));
+    await putSession(sessions, record);
+    return metadataJson(item);
+  });
+}
+
+/**
+ * The item's key: the given ids, with a fresh random id for each one left out. A generated key that is already
+ * taken is drawn again (16 times at most), so a write without ids never replaces an item.
+ */
+async function chooseKey(ctx: Context, cmd: Write, taken: (key: string) => Promise<boolean>): Promise<string> {
+  const MAX_DRAWS = 16;
+  const generates = cmd.taskId === undefined || cmd.turnId === undefined;
+  const random = () => {
+    try {
+      return generateId((bytes) => ctx.random(bytes));
+    } catch (error) {
+      throw HostError.storageUnavailable(`the random source failed: ${String(error)}`);
+    }
+  };
+  for (let draw = 0; draw < MAX_DRAWS; draw++) {
+    const key = storageKey(cmd.sessionId, cmd.taskId ?? random(), cmd.turnId ?? random());
+    if (!generates || !(await taken(key))) return key;
+  }
+  throw HostError.storageUnavailable("no free storage key could be generated");
+}
+
+/** A parsed `update`: at least one of the three changes. */
+export interface Update {
+  sessionId: string;
+  storageKey: string;
+  data: string | undefined;
+  description: string | undefined;
+  customMetadata: string | undefined;
+}
+
+/** Checks the key and whichever changes are given. */
+export function parseUpdate(fields: Fields): Update {
+  const sessionId = sessionIdOf(fields);
+  const key = storageKeyIn(fields.storageKey, sessionId);
+  if (fields.data === undefined && fields.description === undefined && fields.customMetadata === undefined) {
+    throw new HostError("InvalidRequestError", "update changes nothing", "send at least one of `data`, `description` and `customMetadata`")
+      .expected("at least one of data, description, customMetadata")
+      .actual("none of them");
+  }
+  return {
+    sessionId,
+    storageKey: key,
+    data: fields.data === undefined ? undefined : dataOf(fields.data),
+    description: fields.description === undefined ? undefined : descriptionOf(fields.description),
+    customMetadata: customMetadataOf(fields.customMetadata),
+  };
+}
+
+/** Rewrites the item with a new timestamp, checking the quota in the same transaction. */
+export async function update(ctx: Context, cmd: Update): Promise<string> {
+  const db = await ctx.db();
+  return transact(db, ITEM_STORES, "readwrite", async (tx) => {
+    const now = ctx.now();
+    const previous = (await request(tx.objectStore(ITEMS).get(cmd.storageKey))) as ItemRecord | undefined;
+    if (previous === undefined) throw HostError.itemNotFound(cmd.storageKey);
+    const item: ItemRecord = {
+      ...previous,
+      description: cmd.description ?? previous.description,
+      timestamp: now,
+      dataSize: cmd.data === undefined ? previous.dataSize : utf8Length(cmd.data),
+      shape: cmd.data === undefined ? previous.shape : shape(cmd.data),
+    };
+    if (cmd.customMetadata !== undefined) item.customMetadata = cmd.customMetadata;
+    return replaceItem(tx, previous, item, cmd.data);
+  });
+}
+
+/** A parsed `append`. */
+export interface Append {
+  sessionId: string;
+  storageKey: string;
+  pointer: string | undefined;
+  /** An array whose elements are appended, or a string, as compact JSON text. */
+  data: string;
+  description: string | undefined;
+}
+
+/** Checks the key, the pointer and that `data` is an array or a string. */
+export function parseAppend(fields: Fields): Append {
+  const sessionId = sessionIdOf(fields);
+  const key = storageKeyIn(fields.storageKey, sessionId);
+  const pointer = pointerOf(fields.pointer);
+  const data = dataOf(fields.data);
+  if (!data.startsWith("[") && !data.startsWith('"')) {
+    throw HostError.invalidField(
+      "data",
+      "an array (its elements are appended to an array) or a string (appended to a string)",
+      jsonTypeName(data),
+    );
+  }
+  const description = fields.description === undefined ? undefined : descriptionOf(fields.description);
+  return { sessionId, storageKey: key, pointer, data, description };
+}
+
+/** Splices the data in and stores the result with a new timestamp and shape. */
+export async function append(ctx: Context, cmd: Append): Promise<string> {
+  const db = await ctx.db();
+  return transact(db, ITEM_STORES, "readwrite", async (tx) => {
+    const now = ctx.now();
+    const previous = (await request(tx.objectStore(ITEMS).get(cmd.storageKey))) as ItemRecord | undefined;
+    if (previous === undefined) throw HostError.itemNotFound(cmd.storageKey);
+    const stored = (await request(tx.objectStore(DATA).get(cmd.storageKey))) as string | undefined;
+    if (stored === undefined) throw HostError.corrupted(cmd.storageKey, "its data is missing");
+    const text = spliced(cmd, stored);
+    const size = utf8Length(text);
+    if (size > MAX_ITEM_BYTES) {
+      throw new HostError(
+        "DataTooLargeError",
+        `after the append the item would be ${size} bytes; one item holds at most ${MAX_ITEM_BYTES}`,
+        "append the rest to a new item (write it, then append to that), and say in each description which part it is",
+      )
+        .expected(MAX_ITEM_BYTES)
+        .actual(size);
+    }
+    const item: ItemRecord = {
+      ...previous,
+      description: cmd.description ?? previous.description,
+      timestamp: now,
+      dataSize: size,
+      shape: shape(text),
+    };
+    return replaceItem(tx, previous, item, text);
+  });
+}
+
+/** The stored text with the data appended to the value at the pointer. */
+function spliced(cmd: Append, text: string): string {
+  const pointer = cmd.pointer ?? "";
+  const [start, end] = valueAt(
+    cmd.storageKey,
+    text,
+    pointer,
+    "a pointer to an existing array or string in the item's data",
+    "append at an existing array or string: read the item to see its structure",
+  );
+  const found = text.charAt(start);
+  const added = cmd.data.charAt(0);
+  if (found !== added) {
+    const kind = jsonTypeName(text.slice(start, end));
+    const wanted =
+      found === "[" ? "an array of the elements to add" : found === '"' ? "a string to add" : "nothing: only arrays and strings can be appended to";
+    throw new HostError(
+      "InvalidRequestError",
+      `the value at ${atPointer(pointer)} is ${kind}, so append's data must be ${wanted}`,
+      "send data of the target's type, or use update to replace the value",
+    )
+      .expected(wanted)
+      .actual(`${kind} at the target, ${jsonTypeName(cmd.data)} in data`);
+  }
+  const inner = cmd.data.slice(1, -1);
+  const comma = found === "[" && end - start > 2 && inner !== "";
+  return `${text.slice(0, end - 1)}${comma ? "," : ""}${inner}${text.slice(end - 1)}`;
+}
+
+/**
+ * Replaces the existing item `previous` by `item` (and its data, when the data changes) in the transaction `tx`:
+ * the quota is checked against the session's total without the old item, and the session's totals and last
+ * access move with it.
+ */
+async function replaceItem(tx: IDBTransaction, previous: ItemRecord, item: ItemRecord, data: string | undefined): Promise<string> {
+  const sessions = tx.objectStore(SESSIONS);
+  const record = ((await request(sessions.get(item.sessionId))) as SessionRecord | undefined) ?? newSession(item.sessionId, item.timestamp);
+  record.totalSize = checkQuota(record.totalSize, quotaOf(previous), quotaOf(item));
+  record.lastAccessedAt = item.timestamp;
+  await request(tx.objectStore(ITEMS).put(item));
+  if (data !== undefined) await request(tx.objectStore(DATA).put(data, item.storageKey));
+  await putSession(sessions, record);
+  return metadataJson(item);
+}

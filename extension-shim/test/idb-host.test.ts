@@ -1,0 +1,190 @@
+/**
+ * What IdbHost does beyond one request and its reply, which the transcripts and the differential test can't
+ * show: the quota held across several contexts of the extension writing at once, the orphan sweep and the
+ * minute-granular refresh of `lastAccessedAt` on an injected clock, generated ids from an injected random source,
+ * a connection closed and opened again, and a browser that refuses IndexedDB.
+ */
+
+import "fake-indexeddb/auto";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { describe, it } from "node:test";
+import { IDBFactory } from "fake-indexeddb";
+import { InProcessBackend } from "../src/backends/in-process.js";
+import { IdbHost } from "../src/backends/indexeddb/host.js";
+import { ItemNotFoundError, QuotaExceededError } from "../src/errors.js";
+import { IDB_HOST_VERSION } from "../src/backends/indexeddb/ops/hello.js";
+import { MAX_ITEM_BYTES, ORPHAN_AFTER_MS, SESSION_QUOTA_BYTES, TOUCH_GRANULARITY_MS } from "../src/protocol.js";
+
+/** Sends a request object and parses the reply. */
+async function call(host: IdbHost, request: object): Promise<{ ok: boolean; result?: any; error?: any }> {
+  return JSON.parse(await host.handle(request)) as { ok: boolean; result?: any; error?: any };
+}
+
+/** A request that writes `data` under the key `conv_s_task0001_<turn>`. */
+function write(session: string, turn: string, data: unknown, customMetadata?: object): object {
+  return { id: turn, op: "write", sessionId: session, taskId: "task0001", turnId: turn, data, description: turn, customMetadata };
+}
+
+describe("several contexts of one extension", () => {
+  it("hold the session quota together: one transaction checks and writes", async () => {
+    const factory = new IDBFactory();
+    // The service worker and a side panel, say: two hosts on one database.
+    const contexts = [new IdbHost({ indexedDB: factory }), new IdbHost({ indexedDB: factory })];
+    const big = "x".repeat(MAX_ITEM_BYTES - 2);
+    const writes = Array.from({ length: 14 }, (_, i) => call(contexts[i % 2] as IdbHost, write("conv_q", `turn${String(i).padStart(4, "0")}`, big)));
+    const replies = await Promise.all(writes);
+    assert.equal(replies.filter((reply) => reply.ok).length, SESSION_QUOTA_BYTES / MAX_ITEM_BYTES);
+    assert.ok(replies.filter((reply) => !reply.ok).every((reply) => reply.error.code === "QuotaExceededError"));
+    const stats = await call(contexts[1] as IdbHost, { id: 1, op: "stats", sessionId: "conv_q" });
+    assert.equal(stats.result.totalSize, SESSION_QUOTA_BYTES);
+    assert.equal(stats.result.itemCount, 10);
+    for (const context of contexts) context.close();
+  });
+
+  it("see each other's writes and an ended session at once", async () => {
+    const factory = new IDBFactory();
+    const [worker, panel] = [new IdbHost({ indexedDB: factory }), new IdbHost({ indexedDB: factory })];
+    assert.ok((await call(worker, write("conv_e", "turn0001", [1, 2]))).ok);
+    const read = await call(panel, { id: 2, op: "read", sessionId: "conv_e", storageKey: "conv_e_task0001_turn0001" });
+    assert.deepEqual(read.result.item.data, [1, 2]);
+    assert.deepEqual((await call(panel, { id: 3, op: "endSession", sessionId: "conv_e" })).result, { sessionId: "conv_e", deletedItems: 1, freedBytes: 5 });
+    assert.equal((await call(worker, { id: 4, op: "read", sessionId: "conv_e", storageKey: "conv_e_task0001_turn0001" })).error.code, "ItemNotFoundError");
+  });
+});
+
+describe("time", () => {
+  it("removes sessions idle for 24 hours, and only those", async () => {
+    let now = 1_800_000_000_000;
+    const host = new IdbHost({ indexedDB: new IDBFactory(), now: () => now });
+    await call(host, write("conv_idle", "turn0001", "a", { k: 1 }));
+    await call(host, write("conv_used", "turn0001", "b"));
+    now += ORPHAN_AFTER_MS - 1;
+    assert.equal(await host.maintain(), 0);
+    await call(host, write("conv_used", "turn0002", "c"));
+    now += 1;
+    assert.equal(await host.maintain(), 1);
+    const idle = await call(host, { id: 1, op: "stats", sessionId: "conv_idle" });
+    assert.deepEqual([idle.result.itemCount, idle.result.createdAt], [0, null]);
+    assert.equal((await call(host, { id: 2, op: "list", sessionId: "conv_idle" })).result.items.length, 0);
+    assert.equal((await call(host, { id: 3, op: "stats", sessionId: "conv_used" })).result.itemCount, 2);
+    // Its data went with it: the key is free, and a new session starts from nothing.
+    assert.equal((await call(host, write("conv_idle", "turn0001", "again"))).result.dataSize, 7);
+    assert.equal((await call(host, { id: 4, op: "stats", sessionId: "conv_idle" })).result.totalSize, 7);
+  });
+
+  it("refreshes lastAccessedAt on reads only once it is a minute old", async () => {
+    let now = 1_800_000_000_000;
+    const host = new IdbHost({ indexedDB: new IDBFactory(), now: () => now });
+    const written = now;
+    await call(host, write("conv_t", "turn0001", "a"));
+    const lastAccess = async () => (await call(host, { id: 1, op: "stats", sessionId: "conv_t" })).result.lastAccessedAt as number;
+    const read = { id: 2, op: "read", sessionId: "conv_t", storageKey: "conv_t_task0001_turn0001" };
+    now += TOUCH_GRANULARITY_MS - 1;
+    await call(host, read);
+    await call(host, { id: 3, op: "list", sessionId: "conv_t" });
+    assert.equal(await lastAccess(), written);
+    now += 1;
+    await call(host, read);
+    assert.equal(await lastAccess(), now);
+    now += TOUCH_GRANULARITY_MS;
+    await call(host, { id: 4, op: "search", sessionId: "conv_t", query: "a" });
+    assert.equal(await lastAccess(), now);
+  });
+});
+
+describe("the host's other promises", () => {
+  it("generates ids from its random source, and gives up on a key that stays taken", async () => {
+    let draws = 0;
+    const host = new IdbHost({
+      indexedDB: new IDBFactory(),
+      random: (bytes) => {
+        draws++;
+        bytes.fill(0);
+      },
+    });
+    const first = await call(host, { id: 1, op: "write", sessionId: "conv_g", data: 1, description: "d" });
+    assert.equal(first.result.storageKey, "conv_g_aaaaaaaa_aaaaaaaa");
+    const second = await call(host, { id: 2, op: "write", sessionId: "conv_g", data: 2, description: "d" });
+    assert.equal(second.error.code, "StorageUnavailableError");
+    assert.match(second.error.message, /no free storage key could be generated/);
+    assert.equal(draws, 2 + 16 * 2);
+  });
+
+  it("answers request objects as their JSON text, and opens its database again after close()", async () => {
+    const host = new IdbHost({ indexedDB: new IDBFactory() });
+    const request = { id: "w", op: "write", sessionId: "conv_c", taskId: "task0001", turnId: "turn0001", data: { a: [1] }, description: "d" };
+    const text = await host.handle(request);
+    host.close();
+    const again = await host.handleText(JSON.stringify(request));
+    assert.equal(again.replace(/"timestamp":\d+/, ""), text.replace(/"timestamp":\d+/, ""));
+    const read = await call(host, { id: "r", op: "read", sessionId: "conv_c", storageKey: "conv_c_task0001_turn0001" });
+    assert.deepEqual(read.result.item.data, { a: [1] });
+  });
+
+  it("answers hello as the shim whose version it reports", async () => {
+    const hello = await call(new IdbHost({ indexedDB: new IDBFactory() }), { id: 1, op: "hello", encodings: ["gzip"] });
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+    assert.equal(hello.result.hostVersion, pkg.version);
+    assert.equal(IDB_HOST_VERSION, pkg.version);
+    assert.equal(hello.result.backend, "indexeddb");
+    assert.equal(hello.result.encoding, "gzip");
+  });
+
+  it("says why when the browser refuses IndexedDB, and still shakes hands", async () => {
+    const refusing = {
+      open() {
+        throw new DOMException("The user denied permission to access the database.", "SecurityError");
+      },
+    } as unknown as IDBFactory;
+    const host = new IdbHost({ indexedDB: refusing, databaseName: "cache" });
+    assert.equal((await call(host, { id: 1, op: "hello" })).result.backend, "indexeddb");
+    const written = await call(host, { id: 2, op: "write", sessionId: "conv_u", data: 1, description: "d" });
+    assert.equal(written.error.code, "StorageUnavailableError");
+    assert.equal(
+      written.error.message,
+      "the cache store is unavailable: IndexedDB database cache can't be opened (SecurityError: The user denied permission to access the database.)",
+    );
+    // Field checks come first, as in the host: a bad key is reported even though there is no store.
+    assert.equal((await call(host, { id: 3, op: "read", sessionId: "conv_u", storageKey: "bad" })).error.code, "InvalidKeyFormatError");
+    await assert.rejects(host.maintain(), { code: "StorageUnavailableError" });
+  });
+
+  it("answers requests in the order they came, however long each takes", async () => {
+    const host = new IdbHost({ indexedDB: new IDBFactory() });
+    const big = "y".repeat(3_000_000);
+    const replies = await Promise.all([
+      call(host, write("conv_o", "turn0001", big)),
+      call(host, { id: "r", op: "read", sessionId: "conv_o", storageKey: "conv_o_task0001_turn0001", maxBytes: 16 }),
+      call(host, { id: "d", op: "delete", sessionId: "conv_o", storageKey: "conv_o_task0001_turn0001" }),
+      call(host, { id: "s", op: "stats", sessionId: "conv_o" }),
+    ]);
+    assert.deepEqual(
+      replies.map((reply) => reply.ok),
+      [true, true, true, true],
+    );
+    assert.equal(replies[1]?.result.item.data, "yyyyyyyyyyyyyy");
+    assert.equal(replies[3]?.result.itemCount, 0);
+  });
+});
+
+describe("behind InProcessBackend", () => {
+  it("gives the typed results and typed errors every backend gives", async () => {
+    const backend = new InProcessBackend(new IdbHost({ indexedDB: new IDBFactory() }), "indexeddb");
+    const hello = await backend.hello();
+    assert.equal(hello.protocolVersion, 1);
+    const written = await backend.write({ sessionId: "conv_b", taskId: "task0001", turnId: "turn0001", data: { emails: ["a", "b"] }, description: "two" });
+    assert.equal(written.shape, "object{emails}");
+    const item = await backend.read({ sessionId: "conv_b", storageKey: written.storageKey, pointer: "/emails/1" });
+    assert.equal(item.data, "b");
+    const page = await backend.list({ sessionId: "conv_b" });
+    assert.deepEqual([page.itemCount, page.items[0]?.storageKey], [1, written.storageKey]);
+    await assert.rejects(backend.read({ sessionId: "conv_b", storageKey: "conv_b_task0001_turn0009" }), ItemNotFoundError);
+    await backend.write({ sessionId: "conv_b", data: "x".repeat(MAX_ITEM_BYTES - 2), description: "big" });
+    await assert.rejects(
+      Promise.all(Array.from({ length: 10 }, () => backend.write({ sessionId: "conv_b", data: "x".repeat(MAX_ITEM_BYTES - 2), description: "big" }))),
+      (error: unknown) => error instanceof QuotaExceededError && error.limit === SESSION_QUOTA_BYTES,
+    );
+    backend.close();
+  });
+});
