@@ -53,6 +53,23 @@ export class RawHost {
     return replies;
   }
 
+  /**
+   * Sends one request text and resolves with its reply's whole text: a reply over 1 MiB comes as chunk frames
+   * (PROTOCOL.md section 2.2), whose parts are joined here as a client joins them.
+   */
+  async request(text: string): Promise<string> {
+    const [first = ""] = await this.requests([text]);
+    const chunk = chunkOf(first);
+    if (chunk === undefined) return first;
+    const parts = [chunk.part];
+    while (parts.length < chunk.chunks) {
+      const next = chunkOf(await this.#next());
+      if (next === undefined) throw new Error("a reply's chunk frames were interrupted by another frame");
+      parts.push(next.part);
+    }
+    return parts.join("");
+  }
+
   /** Ends the host by closing its input, as Chrome does, and waits for it to exit. */
   async close(): Promise<void> {
     this.#process.stdin?.end();
@@ -85,4 +102,11 @@ export class RawHost {
     this.#waiting?.reject(error);
     this.#waiting = undefined;
   }
+}
+
+/** The chunk a frame holds, if it is a chunk frame (it has `part` and no `ok`). */
+function chunkOf(frame: string): { chunks: number; part: string } | undefined {
+  if (!frame.startsWith('{"id":') || /^\{"id":[^,]*,"ok":/.test(frame)) return undefined;
+  const parsed = JSON.parse(frame) as { chunks?: unknown; part?: unknown };
+  return typeof parsed.part === "string" && typeof parsed.chunks === "number" ? { chunks: parsed.chunks, part: parsed.part } : undefined;
 }

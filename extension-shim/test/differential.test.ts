@@ -1,0 +1,426 @@
+/**
+ * IdbHost against the real host, request by request: seeded random sequences of request texts (every op, valid and
+ * invalid; odd JSON, odd ids, duplicate and unknown fields, wrong types, keys of other sessions, cursors real and
+ * forged, data from a few bytes to a few megabytes, a session filled to its quota, a request over the frame limit)
+ * go to the host binary in raw frames and to an IdbHost on fake-indexeddb, and every reply must be the same text.
+ *
+ * Both are made to agree on what is theirs to choose. IdbHost's clock shows the timestamp of the host's last
+ * write, so timestamps, list order and cursors match; its random source draws the ids the host generated. What
+ * still legitimately differs is normalised: `hostVersion` and IdbHost's `backend` in `hello`, the host's gzip of a
+ * reply (the client asked for it; IdbHost never compresses), and `lastAccessedAt` in `stats`, which a host's
+ * `delete` sets from its own clock (only whether it is null is compared).
+ *
+ * Set IDB_DIFF_SEED to try other sequences, LLM_CACHE_HOST_BIN to use another host.
+ */
+
+import "fake-indexeddb/auto";
+import assert from "node:assert/strict";
+import { it } from "node:test";
+import { gunzipSync } from "node:zlib";
+import { IDBFactory } from "fake-indexeddb";
+import { IdbHost } from "../src/backends/indexeddb/host.js";
+import { ID_ALPHABET } from "../src/backends/indexeddb/json/index.js";
+import { RawHost } from "./helpers/raw-host.js";
+import { tempDir } from "./helpers/temp.js";
+
+const SEED = Number(process.env.IDB_DIFF_SEED ?? 20_261_123);
+/** Sequences, each on a fresh store on both sides, and requests in each. */
+const SEQUENCES = 8;
+const REQUESTS = 260;
+
+/** xorshift32: the same sequences on every run for a seed. */
+class Rng {
+  #state: number;
+  constructor(seed: number) {
+    this.#state = seed >>> 0 || 1;
+  }
+  next(): number {
+    let x = this.#state;
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    this.#state = x >>> 0;
+    return this.#state;
+  }
+  below(n: number): number {
+    return this.next() % n;
+  }
+  chance(p: number): boolean {
+    return this.next() / 2 ** 32 < p;
+  }
+  pick<T>(items: readonly T[]): T {
+    return items[this.below(items.length)] as T;
+  }
+}
+
+const SESSIONS = ["conv_d1", "conv_d2", "conv_D-3"];
+const TASKS = ["task0001", "task0002", "abcdefgh"];
+/** Pieces of string contents as written in JSON: words to search for, letters that fold oddly, escapes. */
+const PIECES = [
+  "invoice", "Invoice", "due", "Ana", "budget", " ", "a/b", "~", "é", "ÉTÉ", "ß", "İ", "Σ", "ς", "😀", "\u212A", "k",
+  "\\n", '\\"', "\\\\", "\\/", "\\u00e9", "\\ud83d\\ude00", "\\u0041", "\\t",
+];
+const WORDS = ["invoice", "INVOICE", "due", "ana", "budget", "été", "σ", "k", "a/b", "nothing"];
+const NAMES = ["a", "b", "emails", "subject", "a/b", "m~n", "", "é", "\\u0061", "0", "log"];
+const NUMBERS = ["0", "-0", "1.50", "1e5", "-12.25E-3", "123456789012345678901234567890", "42", "3"];
+const SPACES = ["", "", "", "", " ", "\n  ", "\t"];
+
+/** What the sequence knows of the host's store, to aim requests at what exists. */
+interface Known {
+  keys: Map<string, string[]>;
+  listCursors: Map<string, string>;
+  searchCursors: Map<string, string>;
+}
+
+function jsonString(rng: Rng, count = rng.below(6)): string {
+  let contents = "";
+  for (let i = 0; i < count; i++) contents += rng.chance(0.02) ? "\\ud800" : rng.pick(PIECES);
+  return `"${contents}"`;
+}
+
+/** A random JSON value, spaced at random. Test data of bounded depth, so recursion is fine here. */
+function jsonValue(rng: Rng, depth = 0): string {
+  const sp = () => rng.pick(SPACES);
+  switch (rng.below(depth >= 3 ? 3 : 6)) {
+    case 0:
+      return jsonString(rng);
+    case 1:
+      return rng.pick(NUMBERS);
+    case 2:
+      return rng.pick(["true", "false", "null"]);
+    case 3:
+    case 4:
+      return `[${sp()}${Array.from({ length: rng.below(5) }, () => `${sp()}${jsonValue(rng, depth + 1)}${sp()}`).join(",")}]`;
+    default: {
+      const member = () => `${sp()}"${rng.pick(NAMES)}"${sp()}:${sp()}${jsonValue(rng, depth + 1)}`;
+      return `{${Array.from({ length: rng.below(5) }, member).join(",")}${sp()}}`;
+    }
+  }
+}
+
+/** An item's data: small and odd, or a list of emails, or a long string or array; now and then megabytes. */
+function itemData(rng: Rng, big: boolean): string {
+  if (big) {
+    const size = rng.chance(0.15) ? 5_242_879 + rng.below(4) : 200_000 + rng.below(3_000_000);
+    return rng.chance(0.5) ? `"${"x".repeat(size - 2)}"` : `[${Array.from({ length: Math.floor(size / 10) }, (_, i) => `"due ${String(i % 1000).padStart(3, "0")}"`).join(",")}]`;
+  }
+  switch (rng.below(5)) {
+    case 0: {
+      const emails = Array.from({ length: 1 + rng.below(12) }, (_, i) => `{"from":"${rng.pick(["ana", "bo", "cy"])}@x","subject":${jsonString(rng, 2)},"n":${i}}`);
+      return `{"emails":[${emails.join(",")}],"total":${emails.length}}`;
+    }
+    case 1:
+      return jsonString(rng, 4 + rng.below(40));
+    case 2: {
+      const levels = 300 + rng.below(500);
+      return `${"[".repeat(levels)}${jsonString(rng, 3)}${"]".repeat(levels)}`;
+    }
+    default: {
+      const value = jsonValue(rng);
+      return value === "null" ? "[null]" : value;
+    }
+  }
+}
+
+/** A request field's value: mostly `good`, now and then something the host must refuse. */
+function field(rng: Rng, good: string, p = 0.9): string {
+  if (rng.chance(p)) return good;
+  return rng.pick([
+    "null", "7", "-1", "2.5", "true", "[]", "{}", '"\\ud800"', '"x"', `"${"é".repeat(80)}"`, "18446744073709551616",
+    "18446744073709551615", '"conv_other_task0001_turn0001"', '" "', '""',
+  ]);
+}
+
+function storageKeyFor(rng: Rng, known: Known, session: string): string {
+  const keys = known.keys.get(session) ?? [];
+  if (keys.length > 0 && rng.chance(0.8)) return rng.pick(keys);
+  return rng.pick([
+    `${session}_${rng.pick(TASKS)}_turn0001`,
+    `${rng.pick(SESSIONS)}_${rng.pick(TASKS)}_${rng.pick(["turn0001", "turn0002"])}`,
+    `${session}_TASK0001_turn0001`,
+    `${session}_t_x`,
+    "justtext",
+    `x_${rng.pick(TASKS)}_turn0001`,
+  ]);
+}
+
+function pointer(rng: Rng): string {
+  return rng.pick(["", "/emails", "/emails/0", "/emails/1/subject", "/emails/99", "/0", "/0/0/0", "/total", "/a", "/a~1b", "/m~0n", "/~2", "a", "/01", "/-", `/${"0/".repeat(200)}0`]);
+}
+
+/** Members of a request object, in an order and spacing of their own, as JSON text. */
+function object(rng: Rng, members: Array<[string, string | undefined]>): string {
+  const present = members.filter((member): member is [string, string] => member[1] !== undefined);
+  if (rng.chance(0.05)) present.push(["clientField", jsonValue(rng)]);
+  if (rng.chance(0.02) && present.length > 0) present.push(rng.pick(present));
+  if (rng.chance(0.3)) present.sort(() => (rng.chance(0.5) ? 1 : -1));
+  const sp = () => (rng.chance(0.1) ? rng.pick(SPACES) : "");
+  return `{${present.map(([name, value]) => `${sp()}"${name}"${sp()}:${sp()}${value}`).join(",")}${sp()}}`;
+}
+
+function requestId(rng: Rng, n: number): string {
+  if (rng.chance(0.92)) return rng.chance(0.5) ? String(n) : `"r${n}"`;
+  return rng.pick(["-0", "-9223372036854775808", "18446744073709551615", "18446744073709551616", "1.0", "1e2", "true", "null", "[1]", '"\\u0041"', `"${"i".repeat(257)}"`, '"\\ud800"']);
+}
+
+/** One random request text. */
+function randomRequest(rng: Rng, n: number, known: Known): string {
+  const id = requestId(rng, n);
+  const session = rng.chance(0.97) ? rng.pick(SESSIONS) : rng.pick(["bad session", "conv_", `conv_${"a".repeat(65)}`, "session_1"]);
+  const sid = field(rng, JSON.stringify(session), 0.97);
+  const roll = rng.below(100);
+  if (roll < 3) {
+    const encodings = rng.pick([undefined, '["gzip"]', '["br"]', '"gzip"', "[1]"]);
+    return object(rng, [["id", id], ["op", '"hello"'], ["encodings", encodings]]);
+  }
+  if (roll < 30) {
+    const big = rng.chance(0.03);
+    const taskId = rng.chance(0.7) ? field(rng, `"${rng.pick(TASKS)}"`) : undefined;
+    const turnId = rng.chance(0.6) ? field(rng, `"turn000${rng.below(4)}"`) : undefined;
+    const custom = rng.chance(0.2) ? field(rng, rng.chance(0.05) ? `{"k":"${"c".repeat(65_530)}"}` : `{"labels":[${jsonString(rng, 2)}],"n":1}`) : undefined;
+    const description = field(rng, rng.chance(0.1) ? `"${"é😀".repeat(200)}"` : jsonString(rng, 1 + rng.below(3)).replace(/^""$/, '"d"'), 0.95);
+    return object(rng, [
+      ["id", id],
+      ["op", '"write"'],
+      ["sessionId", sid],
+      ["taskId", taskId],
+      ["turnId", turnId],
+      ["data", rng.chance(0.97) ? itemData(rng, big) : field(rng, "1", 0)],
+      ["description", rng.chance(0.97) ? description : undefined],
+      ["customMetadata", custom],
+    ]);
+  }
+  const key = field(rng, JSON.stringify(storageKeyFor(rng, known, session)), 0.95);
+  const count = (good: number) => field(rng, String(good), 0.85);
+  if (roll < 48) {
+    if (rng.chance(0.15)) {
+      const entries = Array.from({ length: rng.chance(0.05) ? 101 : 1 + rng.below(6) }, () =>
+        rng.chance(0.7) ? JSON.stringify(storageKeyFor(rng, known, session)) : `{"storageKey":${key},"pointer":${field(rng, JSON.stringify(pointer(rng)))}}`,
+      );
+      return object(rng, [
+        ["id", id],
+        ["op", '"read"'],
+        ["sessionId", sid],
+        ["storageKeys", field(rng, `[${entries.join(",")}]`, 0.95)],
+        ["maxBytes", rng.chance(0.3) ? count(16 + rng.below(3000)) : undefined],
+        ["offset", rng.chance(0.03) ? "1" : undefined],
+      ]);
+    }
+    return object(rng, [
+      ["id", id],
+      ["op", '"read"'],
+      ["sessionId", sid],
+      ["storageKey", key],
+      ["pointer", rng.chance(0.4) ? field(rng, JSON.stringify(pointer(rng))) : undefined],
+      ["offset", rng.chance(0.2) ? count(rng.below(30)) : undefined],
+      ["limit", rng.chance(0.2) ? count(rng.below(30)) : undefined],
+      ["maxBytes", rng.chance(0.25) ? count(rng.chance(0.1) ? rng.below(20) : 16 + rng.below(5000)) : undefined],
+    ]);
+  }
+  if (roll < 60) {
+    const cursor = known.listCursors.get(session);
+    return object(rng, [
+      ["id", id],
+      ["op", '"list"'],
+      ["sessionId", sid],
+      ["taskId", rng.chance(0.2) ? field(rng, `"${rng.pick(TASKS)}"`) : undefined],
+      ["limit", rng.chance(0.6) ? count(1 + rng.below(rng.chance(0.9) ? 4 : 1200)) : undefined],
+      ["cursor", rng.chance(0.4) ? field(rng, cursor === undefined ? '"12:conv_d1_task0001_turn0001"' : JSON.stringify(cursor)) : undefined],
+      ["query", rng.chance(0.2) ? field(rng, JSON.stringify(rng.pick(WORDS))) : undefined],
+    ]);
+  }
+  if (roll < 68) {
+    const cursor = known.searchCursors.get(session);
+    const query = rng.chance(0.05) ? `"${"w ".repeat(33)}"` : JSON.stringify(Array.from({ length: 1 + rng.below(2) }, () => rng.pick(WORDS)).join(" "));
+    return object(rng, [
+      ["id", id],
+      ["op", '"search"'],
+      ["sessionId", sid],
+      ["query", field(rng, query)],
+      ["limit", rng.chance(0.6) ? count(1 + rng.below(rng.chance(0.9) ? 5 : 120)) : undefined],
+      ["cursor", rng.chance(0.4) ? field(rng, cursor === undefined ? '"12:0:conv_d1_task0001_turn0001"' : JSON.stringify(cursor)) : undefined],
+    ]);
+  }
+  if (roll < 76) {
+    return object(rng, [
+      ["id", id],
+      ["op", '"update"'],
+      ["sessionId", sid],
+      ["storageKey", key],
+      ["data", rng.chance(0.4) ? itemData(rng, rng.chance(0.03)) : undefined],
+      ["description", rng.chance(0.5) ? field(rng, '"updated"') : undefined],
+      ["customMetadata", rng.chance(0.3) ? field(rng, '{"v":2}') : undefined],
+    ]);
+  }
+  if (roll < 84) {
+    const data = rng.pick(['["more",1]', '"text"', "[]", '""', "5", '{"a":1}', `"${"y".repeat(rng.chance(0.05) ? 3_000_000 : 10)}"`]);
+    return object(rng, [
+      ["id", id],
+      ["op", '"append"'],
+      ["sessionId", sid],
+      ["storageKey", key],
+      ["pointer", rng.chance(0.5) ? field(rng, JSON.stringify(rng.pick(["", "/emails", "/emails/0/subject", "/log", "/0", "/nope"]))) : undefined],
+      ["data", field(rng, data, 0.95)],
+      ["description", rng.chance(0.3) ? field(rng, '"appended"') : undefined],
+    ]);
+  }
+  if (roll < 89) return object(rng, [["id", id], ["op", '"delete"'], ["sessionId", sid], ["storageKey", key]]);
+  if (roll < 94) return object(rng, [["id", id], ["op", '"stats"'], ["sessionId", sid]]);
+  if (roll < 96) return object(rng, [["id", id], ["op", '"endSession"'], ["sessionId", sid]]);
+  // Requests that are wrong as a whole.
+  const valid = object(rng, [["id", id], ["op", '"stats"'], ["sessionId", sid]]);
+  return rng.pick([
+    valid.slice(0, rng.below(valid.length)),
+    `${valid} x`,
+    `[${id}]`,
+    `[${id},2]`,
+    '"a string"',
+    "42",
+    "",
+    " \n",
+    `\u00a0${valid}`,
+    `\u000b${valid}`,
+    `{"id":${id},"op":"stats","op":"list"}`,
+    `{"id":${id},"op":"stats","sessionId":${sid},"x":1,"\\u0078":2}`,
+    `{"id":${id},"op":${rng.pick(['"drop"', "5", "null", `"${"é".repeat(50)}"`])}}`,
+    `{"id":${id},"op":"stats","\\ud800":1}`,
+    `{"id":${id},"op":"stats",}`,
+    `{"id":${id} "op":"stats"}`,
+    `{"id":${id},"op":"stats","sessionId":"conv_a\\x"}`,
+    `{"id":${id},"op":"stats","sessionId":"conv_a\u0001"}`,
+    `{"id":${id},"op":"stats","data":[1,2,}`,
+    `{"id":${id},"op":"stats","data":01}`,
+    `{"id":${id},"op":"stats","data":-}`,
+    `{"id":${id},"op":"stats","data":1.e5}`,
+    `{"id":${id},"op":"stats","data":tru}`,
+    `{"id":${id},\n"op":"stats",\n"data":{"a" 1}}`,
+    `{"id":${id},"op":"stats","data":"\\u12"}`,
+    `{${id}:1}`,
+  ]);
+}
+
+/** The host's reply as a client reads it: a gzipped reply decoded. */
+function decoded(reply: string): string {
+  const gzip = /^\{"id":(.*?),"ok":(?:true|false),"encoding":"gzip","payload":"([A-Za-z0-9+/=]*)"\}$/s.exec(reply);
+  return gzip ? gunzipSync(Buffer.from(gzip[2] ?? "", "base64")).toString("utf8") : reply;
+}
+
+/** What may legitimately differ, made the same (see the module's comment). */
+function normalised(reply: string): string {
+  return reply
+    .replace(/"hostVersion":"[^"]*"/, '"hostVersion":"*"')
+    .replace(/,"backend":"indexeddb"\}\}$/, "}}")
+    .replace(/("lastAccessedAt":)[0-9]+(,"quotaBytes")/, "$1*$2");
+}
+
+/** Sends the requests, keeps what the host's replies tell of its store, and compares every reply. */
+async function runSequence(sequence: number): Promise<{ compared: number; ok: number; bigRequests: number }> {
+  const rng = new Rng(SEED + sequence * 7919);
+  const dir = tempDir();
+  const host = new RawHost(dir.path);
+  // IdbHost's clock and random source follow the host's: see the module's comment.
+  let clock = Date.now();
+  const draws: number[][] = [];
+  const fallback = new Rng(SEED ^ 0x5eed);
+  const idb = new IdbHost({
+    indexedDB: new IDBFactory(),
+    now: () => clock,
+    random: (bytes) => {
+      const wanted = draws.shift();
+      for (let i = 0; i < bytes.length; i++) bytes[i] = wanted?.[i] ?? fallback.below(256);
+    },
+  });
+  const known: Known = { keys: new Map(), listCursors: new Map(), searchCursors: new Map() };
+  let [compared, ok, bigRequests] = [0, 0, 0];
+  try {
+    await idb.maintain();
+    // The last sequence fills a session to its quota and sends a request over the frame limit.
+    const requests = sequence === SEQUENCES - 1 ? quotaRequests() : [];
+    for (let n = 0; n < REQUESTS + requests.length; n++) {
+      const text = requests[n] ?? randomRequest(rng, n, known);
+      if (text.length > 100_000) bigRequests++;
+      const hostReply = await host.request(text);
+      const expected = decoded(hostReply);
+      let result: { timestamp?: unknown; storageKey?: unknown; taskId?: unknown; turnId?: unknown; nextCursor?: unknown } | undefined;
+      try {
+        result = (JSON.parse(expected) as { result?: typeof result }).result;
+      } catch {
+        result = undefined;
+      }
+      if (typeof result?.timestamp === "number") clock = result.timestamp;
+      // The ids the host generated, as the bytes that IdbHost's generator turns into them.
+      if (/"op"\s*:\s*"write"/.test(text) && typeof result?.taskId === "string" && typeof result.turnId === "string") {
+        if (!/"taskId"\s*:\s*"/.test(text)) draws.push(idBytes(result.taskId));
+        if (!/"turnId"\s*:\s*"/.test(text)) draws.push(idBytes(result.turnId));
+      }
+      const actual = await idb.handleText(text);
+      draws.length = 0;
+      compared++;
+      if (normalised(actual) !== normalised(expected)) {
+        const cut = (s: string) => (s.length > 2000 ? `${s.slice(0, 2000)}… (${s.length} characters)` : s);
+        assert.fail(`sequence ${sequence} (seed ${SEED}), request ${n}:\n  request: ${cut(text)}\n  host:    ${cut(expected)}\n  idb:     ${cut(actual)}`);
+      }
+      if (expected.includes('"ok":true')) ok++;
+      learn(text, result, known);
+    }
+  } finally {
+    idb.close();
+    await host.close();
+    dir.remove();
+  }
+  return { compared, ok, bigRequests };
+}
+
+/** The bytes IdbHost's id generator turns into `id` (each byte below 36 is that letter of the alphabet). */
+function idBytes(id: string): number[] {
+  return [...id].map((char) => ID_ALPHABET.indexOf(char));
+}
+
+/** What a reply tells of the store: keys written, cursors given, sessions ended. */
+function learn(text: string, result: { storageKey?: unknown; nextCursor?: unknown } | undefined, known: Known): void {
+  const session = /"sessionId"\s*:\s*"(conv_[A-Za-z0-9-]+)"/.exec(text)?.[1];
+  if (session === undefined || result === undefined) return;
+  const op = /"op"\s*:\s*"(\w+)"/.exec(text)?.[1];
+  if (op === "write" && typeof result.storageKey === "string") {
+    const keys = known.keys.get(session) ?? [];
+    if (!keys.includes(result.storageKey)) keys.push(result.storageKey);
+    known.keys.set(session, keys);
+  }
+  if (op === "list" && typeof result.nextCursor === "string") known.listCursors.set(session, result.nextCursor);
+  if (op === "search" && typeof result.nextCursor === "string") known.searchCursors.set(session, result.nextCursor);
+  if (op === "endSession") known.keys.delete(session);
+}
+
+/** Ten items of 5 MiB less a little customMetadata fill a session; then one more byte, and a request over 8 MiB. */
+function quotaRequests(): string[] {
+  const requests = Array.from(
+    { length: 10 },
+    (_, i) =>
+      `{"id":"q${i}","op":"write","sessionId":"conv_q","taskId":"task0001","turnId":"turn000${i}","data":"${"q".repeat(5_242_878 - 20)}","description":"part ${i}","customMetadata":{"part":"${String(i).padStart(9, "0")}"}}`,
+  );
+  requests.push(
+    `{"id":"q-over","op":"write","sessionId":"conv_q","data":[${"1,".repeat(9)}1],"description":"one more"}`,
+    `{"id":"q-stats","op":"stats","sessionId":"conv_q"}`,
+    `{"id":"q-list","op":"list","sessionId":"conv_q","query":"part","limit":3}`,
+    `{"id":"q-many","op":"read","sessionId":"conv_q","storageKeys":["conv_q_task0001_turn0001","conv_q_task0001_turn0002"]}`,
+    `{"id":"q-many-small","op":"read","sessionId":"conv_q","maxBytes":100,"storageKeys":["conv_q_task0001_turn0001","conv_q_task0001_turn0002"]}`,
+    `{"id":"too-big","op":"write","sessionId":"conv_q","data":"${"z".repeat(8_400_000)}","description":"over the frame limit"}`,
+    `{"op":"write","sessionId":"conv_q","data":"${"z".repeat(8_400_000)}","id":"id-after-data"}`,
+    `{"id":"q-end","op":"endSession","sessionId":"conv_q"}`,
+  );
+  return requests;
+}
+
+it(`answers ${SEQUENCES} random sequences of requests exactly as the host does (seed ${SEED})`, async (t) => {
+  let [compared, ok, bigRequests] = [0, 0, 0];
+  for (let sequence = 0; sequence < SEQUENCES; sequence++) {
+    const counts = await runSequence(sequence);
+    compared += counts.compared;
+    ok += counts.ok;
+    bigRequests += counts.bigRequests;
+  }
+  t.diagnostic(`${compared} replies compared (${ok} successes, ${compared - ok} errors), ${bigRequests} requests over 100 KB`);
+  // The sequences must reach both kinds of answer in numbers, or they test little.
+  assert.ok(ok > compared / 4 && compared - ok > compared / 4, `${ok} of ${compared} succeeded`);
+});
