@@ -122,6 +122,21 @@ describe("the host's other promises", () => {
     assert.deepEqual(read.result.item.data, { a: [1] });
   });
 
+  it("opens its database again after another context deleted it", async () => {
+    const factory = new IDBFactory();
+    const host = new IdbHost({ indexedDB: factory, databaseName: "cache" });
+    assert.ok((await call(host, write("conv_v", "turn0001", 1))).ok);
+    // The open connection lets the deletion through (versionchange) instead of blocking it.
+    await new Promise<void>((resolve, reject) => {
+      const deleting = factory.deleteDatabase("cache");
+      deleting.onsuccess = () => resolve();
+      deleting.onerror = () => reject(deleting.error ?? new Error("delete failed"));
+      deleting.onblocked = () => reject(new Error("the deletion was blocked by IdbHost's connection"));
+    });
+    assert.ok((await call(host, write("conv_v", "turn0002", 2))).ok);
+    assert.equal((await call(host, { id: 1, op: "stats", sessionId: "conv_v" })).result.itemCount, 1);
+  });
+
   it("answers hello as the shim whose version it reports", async () => {
     const hello = await call(new IdbHost({ indexedDB: new IDBFactory() }), { id: 1, op: "hello", encodings: ["gzip"] });
     const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };

@@ -97,10 +97,20 @@ export class IdbHost {
   #open(): Promise<Opened> {
     const factory = this.#factory;
     if (factory === undefined) return Promise.resolve({ error: HostError.storageUnavailable("this browser context has no IndexedDB") });
-    return openDatabase(factory, this.#name).then(
-      (db) => ({ db }),
+    const opened: Promise<Opened> = openDatabase(factory, this.#name).then(
+      (db) => {
+        // A connection the browser closes (another context upgrading the schema, the user clearing site data)
+        // is forgotten, so that the next request opens a new one.
+        const forget = () => {
+          if (this.#opened === opened) this.#opened = undefined;
+        };
+        db.addEventListener("versionchange", forget);
+        db.addEventListener("close", forget);
+        return { db };
+      },
       (error: unknown) => ({ error: HostError.storageUnavailable(`IndexedDB database ${this.#name} can't be opened (${describe(error)})`) }),
     );
+    return opened;
   }
 
   async #db(): Promise<IDBDatabase> {
