@@ -124,6 +124,11 @@ impl<'a> Fields<'a> {
             id: Option<&'a RawValue>,
         }
         let text = std::str::from_utf8(frame).ok()?;
+        // Only an object has fields: serde would also fill the struct from a one-element array such as
+        // `[7]`, which is not a request and so gets `"id": null` (PROTOCOL.md section 3.4).
+        if !text.trim_start().starts_with('{') {
+            return None;
+        }
         let id = serde_json::from_str::<IdOnly<'_>>(text).ok()?.id?;
         is_usable_id(id).then_some(id)
     }

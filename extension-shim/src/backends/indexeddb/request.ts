@@ -99,12 +99,13 @@ export function parseFields(text: string): Fields {
 
 /**
  * The usable id of a request text that `parseFields` refused, if it has one (an object with a duplicate field,
- * say), so that even that error reply reaches the right caller. As the host reads it: the text as a struct with
- * only an `id` field, which serde also fills from a one-element array, so `[7]` is answered with `"id": 7` where
- * PROTOCOL.md section 3.4 says `null`. That is the host's slip, kept here so that both answer alike.
+ * say), so that even that error reply reaches the right caller. As the host reads it: an object's text as a struct
+ * with only an `id` field. Anything else, a one-element array such as `[7]` included, is not a request and has no
+ * id (PROTOCOL.md section 3.4).
  */
 export function recoverId(text: string): string | undefined {
   if (loneSurrogateAt(text) !== undefined) return undefined;
+  if (!/^[ \t\n\r]*\{/.test(text)) return undefined;
   const bytes = new TextEncoder().encode(text);
   try {
     const range = new Serde(bytes).struct(ID_ONLY, true).get("id");
