@@ -1,15 +1,19 @@
-// Issue 3's real-browser scenario: `llm-cache-host install` puts the host into a fresh Chromium profile, the
-// demo extension's StorageTool caches an agent's email summaries through the real connectNative, and every
-// check is on what the extension received. Skips, saying why, until extension-shim/demo and the `install`
-// subcommand exist. What it assumes of the shim is listed in ../lib/demo-agent.mjs.
+// The demo extension's StorageTool in real Chromium, checked on what the extension received:
+// - with `llm-cache-host install` run into a fresh profile, an agent's 50 email summaries cached through the real
+//   connectNative (issue 3's scenario);
+// - with no host, the same work on the in-browser IndexedDB backend, and the fallback turned off;
+// - with the host installed while the extension runs: the old session finishes on IndexedDB, new ones go to the host.
+// Skips, saying why, until extension-shim/demo and the `install` subcommand exist. What it assumes of the shim is
+// listed in ../lib/demo-agent.mjs.
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { launchWithExtension } from "../lib/browser.mjs";
 import { DEMO_GLOBAL, DemoAgent, checkDemoExtension, keysIn } from "../lib/demo-agent.mjs";
-import { DEMO_EXTENSION_DIR, EXTENSION_ORIGIN, HOST_NAME, demoScenarioSkipReason, requireHostAndChromium } from "../lib/env.mjs";
+import { DEMO_EXTENSION_DIR, EXTENSION_ORIGIN, HOST_BIN, HOST_NAME, demoScenarioSkipReason, requireHostAndChromium } from "../lib/env.mjs";
 import { createSandbox, hostLogs, installHost } from "../lib/sandbox.mjs";
 
 const SKIP = demoScenarioSkipReason() ?? false;
@@ -19,6 +23,8 @@ const SESSION_QUOTA_BYTES = 52_428_800;
 const EMAILS = 50;
 /** What a list of 50 items may cost the LLM's context (the shim's README states its own figure, ~6 KB). */
 const LIST_OF_50_BUDGET_BYTES = 16 * 1024;
+/** extension-shim/src/routing.ts HOST_RECHECK_MS: how long a host that was down stays unasked. */
+const HOST_RECHECK_MS = 60_000;
 const HOST_NOT_FOUND = "Specified native messaging host not found."; // this build's lastError text (README.md)
 
 // The agent's data: 50 email summaries, each with text that appears nowhere else.
@@ -176,30 +182,197 @@ describe("the demo extension's StorageTool in Chromium, host installed", { skip:
   });
 });
 
-describe("the demo extension's StorageTool in Chromium, host not installed", { skip: SKIP, timeout: 60_000 }, () => {
+describe("the demo extension's StorageTool in Chromium, host not installed", { skip: SKIP, timeout: 120_000 }, () => {
   const s = demoBrowser("demo-noinstall", { installed: false });
+  const sessionId = newSessionId();
   let agent;
   before(() => {
-    agent = new DemoAgent(s.browser, newSessionId());
+    agent = new DemoAgent(s.browser, sessionId);
+  });
+  const keys = [];
+
+  it("says it serves from IndexedDB, and why the host isn't used, with Chrome's own reason", async () => {
+    const status = await s.browser.run(() => globalThis.llmCache.status(), undefined, { what: "llmCache.status()" });
+    assert.equal(status.backend, "indexeddb", JSON.stringify(status));
+    assert.match(status.hostProblem, /the native host is not installed/, JSON.stringify(status));
   });
 
-  it("answers with StorageUnavailableError text carrying Chrome's lastError, and how to go on", async () => {
-    const text = answered(await agent.list(10), "list without a host");
+  it("caches 50 email summaries in IndexedDB, each write answering with its key", async () => {
+    for (let i = 0; i < EMAILS; i++) {
+      const text = answered(await agent.write(email(i), describeEmail(i)), `write ${i}`);
+      const found = keysIn(text, sessionId);
+      assert.equal(found.length, 1, `write ${i} should name one new key: ${text}`);
+      assert.ok(!text.includes(email(i).summary), `a write's answer should not echo the data: ${text}`);
+      keys.push(found[0]);
+    }
+    assert.equal(new Set(keys).size, EMAILS);
+  });
+
+  it("lists, reads by pointer and searches them as the host would", async () => {
+    const list = answered(await agent.list(EMAILS), "list");
+    assert.deepEqual(new Set(keysIn(list, sessionId)), new Set(keys), "the list should name exactly the 50 keys");
+    assert.ok(Buffer.byteLength(list) <= LIST_OF_50_BUDGET_BYTES, `a list of 50 is ${Buffer.byteLength(list)} bytes`);
+    const part = answered(await agent.read(keys[3], "/subject"), "read with a pointer");
+    assert.ok(part.includes(email(3).subject) && !part.includes(email(3).summary), part);
+    const found = answered(await agent.execute({ action: "search", query: "Summary-17" }), "search");
+    assert.deepEqual(keysIn(found, sessionId), [keys[17]], found);
+  });
+
+  it("stores and reads back a 5 MB item whole", async () => {
+    const written = answered(await agent.writeBig("7", MAX_ITEM_BYTES, "5 MB block"), "big write");
+    const [bigKey] = keysIn(written, sessionId);
+    assert.ok(bigKey, written.slice(0, 500));
+    const whole = await agent.readBigWhole(bigKey, "7", MAX_ITEM_BYTES);
+    assert.deepEqual({ ...whole, gzip: undefined }, { resolved: true, dataSize: MAX_ITEM_BYTES, same: true, gzip: undefined });
+  });
+
+  it("ends the session at once and sees it emptied", async () => {
+    const ended = await agent.endSession();
+    assert.equal(ended.status, "ended", JSON.stringify(ended));
+    assert.equal(ended.deletedItems, EMAILS + 1);
+    const list = answered(await agent.list(EMAILS), "list after endSession");
+    assert.deepEqual(keysIn(list, sessionId), [], `the ended session still lists items: ${list}`);
+  });
+
+  it("runs the console demo to its end with the same answers the host gives", async () => {
+    const outcome = await new DemoAgent(s.browser, newSessionId()).demo();
+    assert.equal(outcome.resolved, true, JSON.stringify(outcome));
+    assert.match(outcome.text, /^3 items, 192B in all, newest first/m, outcome.text);
+    assert.match(outcome.text, /data at \/subject: "Subject 3"/, outcome.text);
+    assert.match(outcome.text, /\{"status":"ended","deletedItems":3,"freedBytes":192\}/, outcome.text);
+  });
+
+  it("with the fallback turned off, answers StorageUnavailableError carrying Chrome's lastError, and how to go on", async () => {
+    const text = await s.browser.run(
+      async (sessionId) => {
+        const cache = globalThis.llmCache.createLlmCache({ fallback: false });
+        try {
+          return await cache.tool.execute({ action: "list" }, { sessionId });
+        } finally {
+          cache.client.close();
+        }
+      },
+      newSessionId(),
+      { what: "a cache without the fallback" },
+    );
     assert.match(text, /StorageUnavailableError/, text);
     assert.ok(text.includes(HOST_NOT_FOUND), `the answer should carry Chrome's "${HOST_NOT_FOUND}": ${text}`);
     assert.match(text, /without the cache/i, "the answer should tell the agent to carry on without the cache");
   });
 
-  it("runs the console demo to its end, reporting the host as unavailable instead of throwing", async () => {
-    const outcome = await agent.demo();
-    assert.equal(outcome.resolved, true, JSON.stringify(outcome));
-    assert.match(outcome.text, /StorageUnavailableError/, outcome.text);
-    assert.match(outcome.text, /"status":"pending"/, outcome.text);
-  });
-
-  it("remembers an endSession it could not send", async () => {
-    const ended = await agent.endSession();
+  it("with the fallback turned off, remembers an endSession it could not send", async () => {
+    const ended = await s.browser.run(
+      async (sessionId) => {
+        const cache = globalThis.llmCache.createLlmCache({ fallback: false });
+        try {
+          const outcome = await cache.endSession(sessionId);
+          return { ...outcome, sessionId, pending: await cache.cleanup.pendingSessions() };
+        } finally {
+          cache.client.close();
+        }
+      },
+      newSessionId(),
+      { what: "endSession without the fallback" },
+    );
     assert.equal(ended.status, "pending", JSON.stringify(ended));
     assert.ok(ended.reason.includes(HOST_NOT_FOUND), ended.reason);
+    assert.ok(ended.pending.includes(ended.sessionId), `the session should wait for the host: ${JSON.stringify(ended)}`);
+  });
+});
+
+describe("the demo extension in Chromium, host installed while it runs", { skip: SKIP, timeout: 120_000 }, () => {
+  const s = demoBrowser("demo-midway", { installed: false });
+  const early = newSessionId();
+  const late = newSessionId();
+
+  // In the worker: a cache on a clock the test moves, so the host's recheck interval passes without waiting.
+  // `where(sessionId)` lists the session's descriptions on each backend directly: [host, IndexedDB].
+  const setUp = () => {
+    const clock = { now: Date.now() };
+    const cache = globalThis.llmCache.createLlmCache({ now: () => clock.now });
+    const descriptions = async (backend, sessionId) =>
+      (await backend.list({ sessionId })).items.map((item) => item.description).sort();
+    globalThis.midway = {
+      clock,
+      cache,
+      note: (sessionId, text) => cache.tool.execute({ action: "write", data: { text }, description: text }, { sessionId }),
+      listed: async (sessionId) => {
+        const items = (await cache.client.list({ sessionId })).items;
+        return items.map((item) => item.description);
+      },
+      where: async (sessionId) => {
+        const [host, indexeddb] = cache.client.backends;
+        const onHost = await descriptions(host, sessionId).catch((e) => `${e.name}`);
+        return { host: onHost, indexeddb: await descriptions(indexeddb, sessionId) };
+      },
+    };
+  };
+
+  it("starts on IndexedDB: a session's items are written there", async () => {
+    await s.browser.run(setUp, undefined, { what: "a cache on a test clock" });
+    const outcome = await s.browser.run(
+      async (sessionId) => {
+        const m = globalThis.midway;
+        await m.note(sessionId, "early 1");
+        await m.note(sessionId, "early 2");
+        return { status: await m.cache.status(), where: await m.where(sessionId) };
+      },
+      early,
+      { what: "the first session's writes" },
+    );
+    assert.equal(outcome.status.backend, "indexeddb", JSON.stringify(outcome.status));
+    assert.deepEqual(outcome.where.indexeddb, ["early 1", "early 2"]);
+    assert.match(String(outcome.where.host), /StorageUnavailableError/);
+  });
+
+  it("once the host is installed, new sessions go to it and the old one finishes on IndexedDB, nothing lost", async () => {
+    installInto(s.sandbox);
+    const outcome = await s.browser.run(
+      async ({ early, late, recheckMs }) => {
+        const m = globalThis.midway;
+        m.clock.now += recheckMs;
+        await m.note(late, "late 1");
+        await m.note(early, "early 3");
+        await m.note(late, "late 2");
+        return {
+          status: await m.cache.status(),
+          early: await m.where(early),
+          late: await m.where(late),
+          listedEarly: await m.listed(early),
+          listedLate: await m.listed(late),
+        };
+      },
+      { early, late, recheckMs: HOST_RECHECK_MS },
+      { what: "writes after the install" },
+    );
+    assert.equal(outcome.status.backend, "host", JSON.stringify(outcome.status));
+    assert.equal(outcome.status.host?.protocolVersion, 1);
+    assert.deepEqual(outcome.early, { host: [], indexeddb: ["early 1", "early 2", "early 3"] });
+    assert.deepEqual(outcome.late, { host: ["late 1", "late 2"], indexeddb: [] });
+    assert.deepEqual(outcome.listedEarly, ["early 3", "early 2", "early 1"]);
+    assert.deepEqual(outcome.listedLate, ["late 2", "late 1"]);
+    // The host's own store holds the new session: its CLI lists it.
+    const cli = spawnSync(HOST_BIN, ["sessions", "--json"], { env: s.sandbox.env, encoding: "utf8", timeout: 30_000 });
+    assert.equal(cli.status, 0, cli.stderr);
+    assert.ok(cli.stdout.includes(late) && !cli.stdout.includes(early), cli.stdout);
+  });
+
+  it("ends each session on the backend that holds it", async () => {
+    const outcome = await s.browser.run(
+      async ({ early, late }) => {
+        const m = globalThis.midway;
+        const ends = [await m.cache.endSession(early), await m.cache.endSession(late)];
+        return { ends, early: await m.where(early), late: await m.where(late) };
+      },
+      { early, late },
+      { what: "ending both sessions" },
+    );
+    assert.deepEqual(
+      outcome.ends.map((end) => [end.status, end.deletedItems]),
+      [["ended", 3], ["ended", 2]],
+      JSON.stringify(outcome.ends),
+    );
+    assert.deepEqual(outcome.early, { host: [], indexeddb: [] });
+    assert.deepEqual(outcome.late, { host: [], indexeddb: [] });
   });
 });

@@ -13,7 +13,9 @@
  *   - in-process.ts: InProcessBackend, for a protocol server in the extension itself (request text in, reply
  *     text out), which the IndexedDB backend plugs into.
  *   - indexeddb/: IdbHost, protocol v1 served from IndexedDB in the extension, answering as the host does
- *     (host.ts, its layout list); json/ is the TypeScript twin of the host's walks over JSON text.
+ *     (host.ts, its layout list); json/ is the TypeScript twin of the host's walks over JSON text; backend.ts:
+     IndexedDbBackend, an IdbHost on the context's IndexedDB with its hourly orphan sweep, createLlmCache's
+     default fallback.
  * - routing.ts: RoutingBackend, the host where it answers and the in-browser backend where it doesn't, chosen
  *   per session and kept until the session ends.
  * - status.ts: `status()`'s shape, and why the host isn't used in words a person can act on.
@@ -42,6 +44,7 @@ export * from "./backend.js";
 export * from "./client.js";
 export * from "./backends/in-process.js";
 export { IdbHost, type IdbHostOptions } from "./backends/indexeddb/host.js";
+export { IndexedDbBackend } from "./backends/indexeddb/backend.js";
 export * from "./routing.js";
 export * from "./status.js";
 export * from "./tool/spec.js";

@@ -6,6 +6,7 @@
  */
 
 import type { CacheBackend } from "./backend.js";
+import { hasIndexedDb, IndexedDbBackend } from "./backends/indexeddb/backend.js";
 import { NativeCacheClient, type ClientOptions } from "./backends/native.js";
 import { errorText } from "./tool/storage-tool.js";
 import { offloadLargeResults, type OffloadOptions, type ToolHandler } from "./offload.js";
@@ -34,8 +35,9 @@ export interface LlmCacheOptions extends ClientOptions, StorageToolOptions {
   /** Whether the in-browser backend stands in while the host can't be used; true by default. */
   fallback?: boolean;
   /**
-   * Makes the in-browser backend, e.g. `() => new InProcessBackend(idbHost, "indexeddb")`. Without it there is
-   * none to fall back to, and `backend: "indexeddb"` is refused.
+   * Makes the in-browser backend; an IndexedDbBackend on the context's `indexedDB` by default. Where the
+   * context has no IndexedDB and this is left out, there is none to fall back to, and `backend: "indexeddb"`
+   * is refused.
    */
   indexedDb?: () => CacheBackend;
 }
@@ -78,9 +80,10 @@ export interface LlmCache {
 export function createLlmCache(options: LlmCacheOptions = {}): LlmCache {
   const storage = options.storage ?? chromeLocalStorage();
   const choice = options.backend ?? "auto";
-  const inBrowser = choice === "indexeddb" || options.fallback !== false ? options.indexedDb?.() : undefined;
+  const makeInBrowser = options.indexedDb ?? (hasIndexedDb() ? () => new IndexedDbBackend() : undefined);
+  const inBrowser = choice === "indexeddb" || options.fallback !== false ? makeInBrowser?.() : undefined;
   if (choice === "indexeddb" && !inBrowser) {
-    throw new TypeError('createLlmCache: backend "indexeddb" needs the indexedDb option, which makes the in-browser backend');
+    throw new TypeError('createLlmCache: backend "indexeddb" needs IndexedDB in this context, or the indexedDb option, which makes the in-browser backend');
   }
   const client = new RoutingBackend({
     host: choice === "indexeddb" ? undefined : new NativeCacheClient(options),

@@ -1,14 +1,15 @@
 /**
  * createLlmCache choosing and switching between the native host and the in-browser backend, with real hosts on
- * both sides: the native one through a port that behaves as Chrome's, and, standing in for the IndexedDB
- * backend until it exists, a second host in another data directory behind the in-process seam
- * (InProcessBackend over helpers/host-server.ts). What is checked: sessions go to the fallback while there is
+ * both sides: the native one through a port that behaves as Chrome's, and the IndexedDB backend's IdbHost on
+ * fake-indexeddb (one IDBFactory per test, given explicitly, so the context itself has no IndexedDB). What is checked: sessions go to the fallback while there is
  * no host and to the host once it answers; a session never moves; nothing is lost or listed twice; the host is
  * asked again only on reconnect or once per HOST_RECHECK_MS; endSession and remembered cleanups reach each
  * backend that needs them; `status()` says why the host isn't used in words a person can act on.
  */
 
 import assert from "node:assert/strict";
+import { IDBFactory, IDBKeyRange } from "fake-indexeddb";
+import { IdbHost } from "../src/backends/indexeddb/host.js";
 import { randomUUID } from "node:crypto";
 import { describe, it, type TestContext } from "node:test";
 import { InProcessBackend } from "../src/backends/in-process.js";
@@ -19,12 +20,30 @@ import { HOST_RECHECK_MS, ROUTE_PREFIX } from "../src/routing.js";
 import { PENDING_END_SESSION_PREFIXES } from "../src/session.js";
 import { IN_BROWSER_CHOSEN } from "../src/status.js";
 import { HOST_BINARY, hostConnector, type HostConnector } from "./helpers/chrome-port.js";
-import { HostProcessServer } from "./helpers/host-server.js";
 import { MemoryStorage } from "./helpers/memory-storage.js";
 import { HELLO_V1, replyingScript, scriptedConnector } from "./helpers/scripted-port.js";
 import { tempDir } from "./helpers/temp.js";
 
 const MISSING = "/nonexistent/llm-cache-host";
+
+// IdbHost names its key ranges with the global IDBKeyRange, as in a browser; only that is made global here.
+(globalThis as { IDBKeyRange?: unknown }).IDBKeyRange ??= IDBKeyRange;
+
+/** An IdbHost that records the ops it was asked, to show which requests reached the in-browser backend. */
+class RecordingIdbServer {
+  readonly ops: string[] = [];
+  readonly #host: IdbHost;
+  constructor(indexedDB: IDBFactory) {
+    this.#host = new IdbHost({ indexedDB });
+  }
+  handleText(requestText: string): Promise<string> {
+    this.ops.push(String((JSON.parse(requestText) as { op?: unknown }).op));
+    return this.#host.handleText(requestText);
+  }
+  close(): void {
+    this.#host.close();
+  }
+}
 
 // Chrome gives an extension its id here; the status texts name it in the install command.
 const global = globalThis as { chrome?: { runtime?: { id?: string } } };
@@ -33,12 +52,12 @@ global.chrome.runtime ??= {};
 global.chrome.runtime.id = DEMO_EXTENSION_ID;
 
 /**
- * A host that can be installed and removed mid-test (`world.install()`), a fallback backend in another data
- * directory, one chrome.storage.local, a clock the test moves, and a client on each store to see what it holds.
+ * A host that can be installed and removed mid-test (`world.install()`), the IndexedDB backend on its own
+ * fake-indexeddb, one chrome.storage.local, a clock the test moves, and a client on each store to see what it holds.
  */
 function world(t: TestContext, options: { installed: boolean }) {
   const hostDir = tempDir();
-  const fallbackDir = tempDir();
+  const fallbackDb = new IDBFactory();
   let binary = options.installed ? HOST_BINARY : MISSING;
   /** One connector per connectNative call, so a test can count how often the host was asked. */
   const connectors: HostConnector[] = [];
@@ -47,9 +66,9 @@ function world(t: TestContext, options: { installed: boolean }) {
     connectors.push(connector);
     return connector(hostName);
   };
-  const servers: HostProcessServer[] = [];
+  const servers: RecordingIdbServer[] = [];
   const fallbackServer = () => {
-    const server = new HostProcessServer(fallbackDir.path);
+    const server = new RecordingIdbServer(fallbackDb);
     servers.push(server);
     return server;
   };
@@ -73,9 +92,9 @@ function world(t: TestContext, options: { installed: boolean }) {
   t.after(async () => {
     for (const cache of caches) cache.client.close();
     hostStore.close();
-    await Promise.all([...connectors.map((connector) => connector.closeAll()), ...servers.map((server) => server.stop())]);
+    fallbackStore.close();
+    await Promise.all(connectors.map((connector) => connector.closeAll()));
     hostDir.remove();
-    fallbackDir.remove();
   });
   /** Descriptions of a session's items in each store: where its items really are. */
   const where = async (sessionId: string) => ({
@@ -239,7 +258,7 @@ describe("choosing the backend", () => {
     const answer = await hostOnly.tool.execute({ action: "write", data: "1", description: "d" }, { sessionId: session() });
     assert.match(answer, /^llm_cache write failed: StorageUnavailableError: the native host disconnected: Specified native messaging host not found\./);
     assert.equal(w.servers.length, backendsMade, "no in-browser backend was made for it");
-    assert.throws(() => createLlmCache({ storage: w.storage, backend: "indexeddb" }), /needs the indexedDb option/);
+    assert.throws(() => createLlmCache({ storage: w.storage, backend: "indexeddb" }), /the indexedDb option/);
   });
 
   it("the LLM reads the same answers from either backend", async (t) => {

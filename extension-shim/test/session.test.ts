@@ -1,10 +1,12 @@
 /**
  * Session lifecycle against the real host: endSession sent at once when the host is there, remembered in
  * chrome.storage.local when it isn't and sent first on the next connection (even by a new service worker), never
- * removing what was written after it; reset() and close() of a browserx-style session ending its cache; an idle
+ * removing what was written after it; the demo working without a host, on IndexedDB; reset() and close() of a browserx-style session ending its cache; an idle
  * port closing so the service worker and the host can sleep.
  */
 
+// The context's IndexedDB, as an extension's: createLlmCache falls back to it where there is no host.
+import "fake-indexeddb/auto";
 import assert from "node:assert/strict";
 import { describe, it, type TestContext } from "node:test";
 import { randomUUID } from "node:crypto";
@@ -120,14 +122,17 @@ describe("a remembered cleanup never removes newer data", () => {
     client.close();
   });
 
-  it("the demo run twice, the first time without a host, lists all three items the second time", async (t) => {
+  it("the demo run twice, the first time without a host (on IndexedDB), works fully both times", async (t) => {
     const dir = tempDir();
     t.after(() => dir.remove());
     const storage = new MemoryStorage();
     const offline = createLlmCache({ storage, connect: hostConnector({ dataDir: dir.path, binary: "/nonexistent/llm-cache-host" }) });
     const first = await demoRun(offline);
-    assert.match(first.list, /StorageUnavailableError/);
-    assert.equal(first.ended.status, "pending");
+    assert.deepEqual(first.cached, [true, true, true]);
+    assert.match(first.list, /^3 items, /);
+    assert.equal(first.ended.status, "ended");
+    assert.equal((await offline.status()).backend, "indexeddb");
+    offline.client.close();
 
     const connect = hostConnector({ dataDir: dir.path });
     t.after(() => connect.closeAll());
@@ -136,6 +141,7 @@ describe("a remembered cleanup never removes newer data", () => {
     assert.deepEqual(second.cached, [true, true, true]);
     assert.match(second.list, /^3 items, /);
     assert.deepEqual(second.ended, { status: "ended", deletedItems: 3, freedBytes: second.ended.status === "ended" ? second.ended.freedBytes : -1 });
+    assert.equal((await online.status()).backend, "host");
     online.client.close();
   });
 });

@@ -73,16 +73,21 @@ export class IdbHost {
 
   /**
    * Removes the sessions nobody touched for 24 hours (PROTOCOL.md section 5.11) and returns how many. Its owner
-   * runs it when the extension starts and every hour (ORPHAN_SWEEP_EVERY_MS) while it runs.
+   * runs it when the extension starts and every hour (ORPHAN_SWEEP_EVERY_MS) while it runs. It takes its turn
+   * with the requests, as the host's sweep does, so a request sent after it sees the sweep done.
    *
    * @throws HostError StorageUnavailableError when the database can't be opened or fails.
    */
-  async maintain(): Promise<number> {
-    try {
-      return await removeOrphans(this.#context);
-    } catch (error) {
-      throw asHostError(error);
-    }
+  maintain(): Promise<number> {
+    const swept = this.#queue.then(async () => {
+      try {
+        return await removeOrphans(this.#context);
+      } catch (error) {
+        throw asHostError(error);
+      }
+    });
+    this.#queue = swept.catch(() => undefined);
+    return swept;
   }
 
   /** Lets go of the database connection; a request after this opens it again. */
