@@ -1,5 +1,6 @@
-//! Every `llm-cache-host` command the README shows runs exactly as written, on a fresh machine after
-//! install: a temporary HOME whose `~/.local/bin` is on PATH, as on a stock Linux desktop.
+//! Every `llm-cache-host` command the README and the pages of `docs/` show runs exactly as written, on a
+//! fresh machine after install: a temporary HOME whose `~/.local/bin` is on PATH, as on a stock Linux
+//! desktop.
 //!
 //! `./install.sh` itself is stood in for by the debug binary's `install` (the script only builds the
 //! release binary first; tests/install.rs checks the script's own behaviour).
@@ -12,9 +13,31 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-/// The command lines of the README's `sh` blocks that run the host's commands, in README order.
+/// The README and the pages of `docs/`, README first, the pages in name order.
+fn documents() -> Vec<std::path::PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages: Vec<_> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "md"))
+        .collect();
+    pages.sort();
+    let mut documents = vec![root.join("README.md")];
+    documents.extend(pages);
+    documents
+}
+
+/// The command lines of the documents' `sh` blocks that run the host's commands, in document order.
 fn readme_commands() -> Vec<String> {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let mut commands = Vec::new();
+    for document in documents() {
+        commands.extend(commands_in(&std::fs::read_to_string(document).unwrap()));
+    }
+    commands
+}
+
+/// The command lines of one document's `sh` blocks that run the host's commands.
+fn commands_in(readme: &str) -> Vec<String> {
     let mut commands = Vec::new();
     let mut in_sh = false;
     let mut pending = String::new();
@@ -73,7 +96,7 @@ fn every_command_the_readme_shows_works_as_typed() {
     let words: Vec<&str> =
         commands.iter().filter_map(|c| c.split("llm-cache-host ").nth(1)?.split_whitespace().next()).collect();
     for word in ["doctor", "verify", "uninstall", "call", "sessions", "list", "end", "purge"] {
-        assert!(words.contains(&word), "the README shows no `llm-cache-host {word}`: {commands:?}");
+        assert!(words.contains(&word), "neither the README nor docs/ shows `llm-cache-host {word}`: {commands:?}");
     }
     // uninstall last, so that what follows it in the README still has a command to run.
     let (last, first): (Vec<&String>, Vec<&String>) = commands.iter().partition(|c| c.contains("uninstall"));
