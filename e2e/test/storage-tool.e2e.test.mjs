@@ -72,6 +72,20 @@ function answered(outcome, what) {
   return outcome.text;
 }
 
+/** Caches the 50 emails through the tool; checks each write names one new key and no data; returns the keys. */
+async function cacheEmails(agent, sessionId) {
+  const keys = [];
+  for (let i = 0; i < EMAILS; i++) {
+    const text = answered(await agent.write(email(i), describeEmail(i)), `write ${i}`);
+    const found = keysIn(text, sessionId);
+    assert.equal(found.length, 1, `write ${i} should name one new key: ${text}`);
+    assert.ok(!text.includes(email(i).summary), `a write's answer should not echo the data: ${text}`);
+    keys.push(found[0]);
+  }
+  assert.equal(new Set(keys).size, EMAILS);
+  return keys;
+}
+
 describe("the demo extension's StorageTool in Chromium, host installed", { skip: SKIP, timeout: 150_000 }, () => {
   const s = demoBrowser("demo", { installed: true });
   const sessionId = newSessionId();
@@ -83,14 +97,7 @@ describe("the demo extension's StorageTool in Chromium, host installed", { skip:
   const bigKeys = []; // bigKeys[n]: the 5 MB item filled with String(n)
 
   it("caches 50 email summaries; each write answers with the new item's key, not its data", async () => {
-    for (let i = 0; i < EMAILS; i++) {
-      const text = answered(await agent.write(email(i), describeEmail(i)), `write ${i}`);
-      const found = keysIn(text, sessionId);
-      assert.equal(found.length, 1, `write ${i} should name one new key: ${text}`);
-      assert.ok(!text.includes(email(i).summary), `a write's answer should not echo the data: ${text}`);
-      keys.push(found[0]);
-    }
-    assert.equal(new Set(keys).size, EMAILS);
+    keys.push(...(await cacheEmails(agent, sessionId)));
   });
 
   it("lists all 50 with their descriptions, in a small context budget", async (t) => {
@@ -198,14 +205,7 @@ describe("the demo extension's StorageTool in Chromium, host not installed", { s
   });
 
   it("caches 50 email summaries in IndexedDB, each write answering with its key", async () => {
-    for (let i = 0; i < EMAILS; i++) {
-      const text = answered(await agent.write(email(i), describeEmail(i)), `write ${i}`);
-      const found = keysIn(text, sessionId);
-      assert.equal(found.length, 1, `write ${i} should name one new key: ${text}`);
-      assert.ok(!text.includes(email(i).summary), `a write's answer should not echo the data: ${text}`);
-      keys.push(found[0]);
-    }
-    assert.equal(new Set(keys).size, EMAILS);
+    keys.push(...(await cacheEmails(agent, sessionId)));
   });
 
   it("lists, reads by pointer and searches them as the host would", async () => {

@@ -14,34 +14,19 @@ import { IDBFactory } from "fake-indexeddb";
 import { IndexedDbBackend } from "../src/backends/indexeddb/backend.js";
 import { NativeCacheClient } from "../src/backends/native.js";
 import { DEMO_EXTENSION_ID } from "../src/demo-extension.js";
-import { createLlmCache, type LlmCache } from "../src/llm-cache.js";
+import { createLlmCache } from "../src/llm-cache.js";
 import { ORPHAN_AFTER_MS, ORPHAN_SWEEP_EVERY_MS } from "../src/protocol.js";
 import { HOST_RECHECK_MS } from "../src/routing.js";
 import { HOST_BINARY, hostConnector, type HostConnector } from "./helpers/chrome-port.js";
 import { MemoryStorage } from "./helpers/memory-storage.js";
 import { tempDir } from "./helpers/temp.js";
+import { cacheNote, listed } from "./helpers/tool-notes.js";
 
 // Chrome gives an extension its id here; the status texts name it in the install command.
 const global = globalThis as { chrome?: { runtime?: { id?: string } } };
 global.chrome ??= {};
 global.chrome.runtime ??= {};
 global.chrome.runtime.id = DEMO_EXTENSION_ID;
-
-/** Writes through the tool, as the LLM would, and checks the write was acknowledged. */
-async function cacheNote(cache: LlmCache, sessionId: string, description: string): Promise<void> {
-  const answer = await cache.tool.execute({ action: "write", data: `{"note": "${description}"}`, description }, { sessionId });
-  assert.match(answer, /^cached /, answer);
-}
-
-/** The descriptions the LLM's `list` shows, in order (newest first). */
-async function listed(cache: LlmCache, sessionId: string): Promise<string[]> {
-  const text = await cache.tool.execute({ action: "list" }, { sessionId });
-  return text
-    .split("\n")
-    .slice(1)
-    .filter((line) => line.includes(" | "))
-    .map((line) => line.split(" | ")[4] as string);
-}
 
 describe("the IndexedDB fallback by default", () => {
   it("serves everything without a host, finishes its sessions once the host is installed, and sends new ones to the host", async (t) => {

@@ -23,6 +23,7 @@ import { HOST_BINARY, hostConnector, type HostConnector } from "./helpers/chrome
 import { MemoryStorage } from "./helpers/memory-storage.js";
 import { HELLO_V1, replyingScript, scriptedConnector } from "./helpers/scripted-port.js";
 import { tempDir } from "./helpers/temp.js";
+import { cacheNote, listed } from "./helpers/tool-notes.js";
 
 const MISSING = "/nonexistent/llm-cache-host";
 
@@ -118,22 +119,6 @@ function world(t: TestContext, options: { installed: boolean }) {
 }
 
 const session = () => `conv_${randomUUID()}`;
-
-/** Writes through the tool, as the LLM would, and checks the write was acknowledged. */
-async function cacheNote(cache: LlmCache, sessionId: string, description: string): Promise<void> {
-  const answer = await cache.tool.execute({ action: "write", data: `{"note": "${description}"}`, description }, { sessionId });
-  assert.match(answer, /^cached /, answer);
-}
-
-/** The descriptions the LLM's `list` shows, in order (newest first). */
-async function listed(cache: LlmCache, sessionId: string): Promise<string[]> {
-  const text = await cache.tool.execute({ action: "list" }, { sessionId });
-  return text
-    .split("\n")
-    .slice(1)
-    .filter((line) => line.includes(" | "))
-    .map((line) => line.split(" | ")[4] as string);
-}
 
 describe("choosing the backend", () => {
   it("starts on the fallback without a host; once it is installed, old sessions finish there and new ones go to the host", async (t) => {
