@@ -66,8 +66,8 @@ enum SetupCommand {
     /// executable, the extension's origin is allowed, the binary answers `hello` with protocol 1, no
     /// enterprise policy blocks the host; and that the data directory is writable.
     ///
-    /// A browser whose checks all pass gets one line ("OK   chromium: host 0.1.0 registered for 1
-    /// extension (...), answers hello (protocol 1)"); a browser with a failing check gets every line,
+    /// A browser whose checks all pass gets one line ("OK   chromium: host <version> registered for 1
+    /// extension (<id>), answers hello (protocol 1)"); a browser with a failing check gets every line,
     /// each failure with the command that fixes it; browsers with neither a build nor a manifest here
     /// share one line ("FAIL not found: edge, brave: ..."). --verbose prints every check's line.
     Doctor {

@@ -137,7 +137,7 @@ pub fn doctor(options: &DoctorOptions, platform: &Platform, out: &mut dyn Write)
         report.note(warning);
     }
     // Say what is checked, so that "all passed" can't be read as "every profile works". The short
-    // report names each location on its own line instead.
+    // report says it with its one line per browser or profile instead.
     if options.verbose {
         let checked: Vec<String> =
             targets.iter().map(|target| format!("{} ({})", target.label, target.location)).collect();

@@ -222,15 +222,18 @@ mod tests {
             install(&["install", "--extension-id", DEFAULT_EXTENSION_ID])
         );
         let (choice, said) = exchange("chromium and firefox", true, &format!("yes\nnot an id\n{id}\nme@example.org\n"));
-        assert_eq!(
-            choice,
-            install(&["install", "--extension-id", id, "--firefox-extension-id", "me@example.org"])
-        );
+        assert_eq!(choice, install(&["install", "--extension-id", id, "--firefox-extension-id", "me@example.org"]));
         assert!(said.contains("\"not an id\" is not an id like pahabgfbcdcnaidcniaebibdihehiphn; try again"), "{said}");
         assert!(said.contains("Firefox add-on's id"), "{said}");
         assert_eq!(
             exchange("firefox", true, "y\n\n\n").0,
-            install(&["install", "--extension-id", DEFAULT_EXTENSION_ID, "--firefox-extension-id", DEFAULT_FIREFOX_EXTENSION_ID])
+            install(&[
+                "install",
+                "--extension-id",
+                DEFAULT_EXTENSION_ID,
+                "--firefox-extension-id",
+                DEFAULT_FIREFOX_EXTENSION_ID
+            ])
         );
         let (_, said) = exchange("chromium", false, "y\n\u{1b}]0;x\u{7}\n");
         assert!(said.contains("\"\\u001b]0;x\\u0007\" is not an id"), "{said}");
