@@ -6,7 +6,8 @@
 //!
 //! A person sets the host up with `install`, `uninstall` and `doctor`; those words never start a
 //! browser's launch line (an origin or a `.json` path does), so they are told apart by the first
-//! argument alone, and their flags are parsed by [`crate::install::cli`].
+//! argument alone, and their flags are parsed by [`crate::install::cli`]. No arguments at all is
+//! a person too (someone who downloaded the binary and ran it): [`crate::install::welcome`].
 
 /// What to do.
 #[derive(Debug, PartialEq, Eq)]
@@ -16,6 +17,9 @@ pub enum Launch {
         /// `chrome-extension://<id>/` or `moz-extension:<addon id>`; keys of the store start with it.
         origin: String,
     },
+    /// No arguments: a person started the binary (a browser always passes some), so explain it and
+    /// offer to install it.
+    Introduce,
     /// `install`, `uninstall`, `doctor` or `verify`: the arguments, starting with that word.
     Setup(Vec<String>),
     /// Print the usage.
@@ -63,6 +67,8 @@ Talking to the host by hand:
 Other uses:
   llm-cache-host --help       this text
   llm-cache-host --version    the host's version
+  llm-cache-host              what this is and how to install it; in a terminal, offers to install it now
+                              (with no terminal it prints that to stderr and exits 2)
 
 Environment:
   LLM_CACHE_DIR   data directory (default: the OS's per-user data dir + /llm-cache-host)
@@ -72,7 +78,7 @@ Environment:
 /// Reads the arguments after the program name.
 pub fn parse(args: &[String]) -> Launch {
     let Some(first) = args.first() else {
-        return Launch::Invalid("no arguments: this program is started by a browser".into());
+        return Launch::Introduce;
     };
     if let Some(id) = first.strip_prefix(CHROME_SCHEME) {
         let id = id.strip_suffix('/').unwrap_or(id);
@@ -136,6 +142,7 @@ mod tests {
 
     #[test]
     fn other_words() {
+        assert_eq!(parse_words(&[]), Launch::Introduce);
         assert_eq!(parse_words(&["--help"]), Launch::Help);
         assert_eq!(parse_words(&["--version"]), Launch::Version);
         assert_eq!(
@@ -145,8 +152,7 @@ mod tests {
         assert_eq!(parse_words(&["doctor"]), Launch::Setup(vec!["doctor".into()]));
         let long = "a".repeat(MAX_ADDON_ID_BYTES + 1);
         for bad in [
-            &[][..],
-            &["chrome-extension://"],
+            &["chrome-extension://"][..],
             &["chrome-extension://a/b/"],
             &["serve"],
             &["x.json"],

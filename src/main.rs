@@ -3,8 +3,10 @@
 //!
 //! In host mode nothing but frames is written to stdout; messages for people go to the log file, or
 //! to stderr (which browsers keep in their own logs) before the log exists. The set-up commands are
-//! not host mode, and print their reports to stdout.
+//! not host mode, and print their reports to stdout. With no arguments the binary explains itself
+//! and, at a terminal, offers to install itself; with no terminal it says so on stderr only.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -23,6 +25,7 @@ fn main() -> ExitCode {
     };
     match launch::parse(&args) {
         Launch::Host { origin } => run_host(origin),
+        Launch::Introduce => introduce(),
         Launch::Setup(args) => install::cli::run(&args),
         Launch::Help => {
             print!("{USAGE}");
@@ -37,6 +40,23 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// No arguments: a person ran the binary. At a terminal (stdin and stdout both), explain and offer to
+/// install; otherwise something else started it (a pipe, a misconfigured launcher), which may be
+/// reading stdout, so the explanation goes to stderr and the exit code says nothing was done.
+fn introduce() -> ExitCode {
+    let argv0 = std::env::args_os().next().and_then(|a| a.into_string().ok());
+    let program = install::welcome::program_name(argv0.as_deref());
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        return install::welcome::run(&program);
+    }
+    eprint!("{}", install::welcome::explanation(&program));
+    eprintln!(
+        "\n(Started with no arguments and no terminal to ask in, so nothing was installed; exit code {}.)",
+        install::welcome::NO_TERMINAL
+    );
+    ExitCode::from(install::welcome::NO_TERMINAL)
 }
 
 /// Host mode: stdout carries frames and nothing else from here on.

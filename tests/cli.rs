@@ -21,7 +21,7 @@ fn help_and_version() {
 
 #[test]
 fn unknown_arguments_are_refused_on_stderr() {
-    for args in [&[][..], &["serve"], &["chrome-extension://bad/origin/"]] {
+    for args in [&["serve"][..], &["chrome-extension://bad/origin/"]] {
         let (code, stdout, stderr) = run(args);
         assert_eq!(code, 2, "{args:?}");
         assert!(stdout.is_empty(), "{args:?}: nothing on stdout");

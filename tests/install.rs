@@ -10,139 +10,12 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::machine::{MANIFEST, Machine, Run, assert_ok, read_json};
 use serde_json::{Value, json};
 
 const DEMO_ID: &str = "pahabgfbcdcnaidcniaebibdihehiphn";
 const DEMO_ORIGIN: &str = "chrome-extension://pahabgfbcdcnaidcniaebibdihehiphn/";
 const FIREFOX_ID: &str = "llm-cache-demo@browserx.dev";
-const MANIFEST: &str = "com.browserx.llm_cache.json";
-
-/// A temporary machine: a home, a data directory, and an empty root for policy files.
-struct Machine {
-    tmp: tempfile::TempDir,
-    /// The data directory (`LLM_CACHE_DIR`), not created.
-    data: PathBuf,
-}
-
-/// What a command printed and how it exited.
-struct Run {
-    code: i32,
-    stdout: String,
-}
-
-impl Run {
-    /// The lines starting with `FAIL`.
-    fn failures(&self) -> Vec<&str> {
-        self.stdout.lines().filter(|line| line.starts_with("FAIL")).collect()
-    }
-}
-
-impl Machine {
-    fn new() -> Machine {
-        let tmp = tempfile::tempdir().unwrap();
-        let data = tmp.path().join("data");
-        Machine::with_data(tmp, data)
-    }
-
-    /// A machine whose data directory is the default one in the home, so install creates its parents.
-    fn with_data_in_home() -> Machine {
-        let tmp = tempfile::tempdir().unwrap();
-        let data = tmp.path().join("home/.local/share/llm-cache-host");
-        Machine::with_data(tmp, data)
-    }
-
-    fn with_data(tmp: tempfile::TempDir, data: PathBuf) -> Machine {
-        let machine = Machine { tmp, data };
-        std::fs::create_dir(machine.home()).unwrap();
-        std::fs::create_dir(machine.policy_root()).unwrap();
-        machine
-    }
-
-    fn home(&self) -> PathBuf {
-        self.tmp.path().join("home")
-    }
-
-    fn data(&self) -> PathBuf {
-        self.data.clone()
-    }
-
-    fn policy_root(&self) -> PathBuf {
-        self.tmp.path().join("root")
-    }
-
-    fn chromium_manifest(&self) -> PathBuf {
-        self.home().join(".config/chromium/NativeMessagingHosts").join(MANIFEST)
-    }
-
-    fn firefox_manifest(&self) -> PathBuf {
-        self.home().join(".mozilla/native-messaging-hosts").join(MANIFEST)
-    }
-
-    fn installed_binary(&self) -> PathBuf {
-        self.data().join("bin/llm-cache-host")
-    }
-
-    /// Runs `program` with `args` in this machine's environment.
-    fn run_program(&self, program: &Path, args: &[&str]) -> Run {
-        let output = Command::new(program)
-            .args(args)
-            .env("HOME", self.home())
-            .env("XDG_DATA_HOME", self.home().join(".local/share"))
-            .env_remove("XDG_CONFIG_HOME")
-            .env("LLM_CACHE_DIR", self.data())
-            .env_remove("LLM_CACHE_LOG")
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8(output.stdout).unwrap();
-        let stderr = String::from_utf8(output.stderr).unwrap();
-        assert!(stderr.is_empty() || output.status.code() == Some(2), "stderr: {stderr}");
-        Run { code: output.status.code().unwrap(), stdout: format!("{stdout}{stderr}") }
-    }
-
-    fn run(&self, args: &[&str]) -> Run {
-        self.run_program(Path::new(common::binary()), args)
-    }
-
-    /// Runs the binary with `args` under `umask 000`, as a shell or a desktop session may leave it.
-    fn run_with_open_umask(&self, args: &[&str]) -> Run {
-        let mut words = vec!["-c", "umask 000 && exec \"$0\" \"$@\"", common::binary()];
-        words.extend_from_slice(args);
-        self.run_program(Path::new("sh"), &words)
-    }
-
-    /// `doctor` with policies read under the empty root (the machine's own /etc stays out of it).
-    fn doctor(&self, args: &[&str]) -> Run {
-        let root = self.policy_root();
-        let mut words = vec!["doctor", "--policy-root", root.to_str().unwrap()];
-        words.extend_from_slice(args);
-        self.run(&words)
-    }
-
-    /// Every path under the temporary folder, relative to it.
-    fn tree(&self) -> BTreeSet<PathBuf> {
-        fn walk(dir: &Path, base: &Path, into: &mut BTreeSet<PathBuf>) {
-            for entry in std::fs::read_dir(dir).unwrap() {
-                let path = entry.unwrap().path();
-                into.insert(path.strip_prefix(base).unwrap().to_owned());
-                if path.is_dir() && !path.is_symlink() {
-                    walk(&path, base, into);
-                }
-            }
-        }
-        let mut tree = BTreeSet::new();
-        walk(self.tmp.path(), self.tmp.path(), &mut tree);
-        tree
-    }
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
-}
-
-fn assert_ok(run: &Run, what: &str) {
-    assert_eq!(run.code, 0, "{what} failed:\n{}", run.stdout);
-    assert!(run.failures().is_empty(), "{what}:\n{}", run.stdout);
-}
 
 #[test]
 fn install_doctor_uninstall_doctor() {
@@ -186,8 +59,30 @@ fn install_doctor_uninstall_doctor() {
     assert_eq!(record["entries"].as_array().unwrap().len(), 3, "{record}");
     assert_eq!(record["binary"], path);
 
-    let run = machine.doctor(&["--browser", "chromium", "--browser", "firefox", "--browser", "chrome"]);
+    // A healthy install fits on a screen: one line for each browser, whose checks all pass.
+    let three = ["--browser", "chromium", "--browser", "firefox", "--browser", "chrome"];
+    let run = machine.doctor(&three);
     assert_ok(&run, "doctor");
+    assert!(run.stdout.lines().count() <= 24, "{}", run.stdout);
+    for (browser, whom) in [
+        ("chromium", "1 extension (pahabgfbcdcnaidcniaebibdihehiphn)"),
+        ("firefox", "1 add-on (llm-cache-demo@browserx.dev)"),
+        ("chrome", "1 extension (pahabgfbcdcnaidcniaebibdihehiphn)"),
+    ] {
+        let lines: Vec<&str> = run.stdout.lines().filter(|line| line.contains(&format!(" {browser}: "))).collect();
+        let summary = format!(
+            "OK   {browser}: host {} registered for {whom}, answers hello (protocol 1)",
+            env!("CARGO_PKG_VERSION")
+        );
+        assert!(lines.len() == 1 && lines[0].starts_with(&summary), "{summary:?} alone in:\n{}", run.stdout);
+    }
+    let total = run.stdout.lines().last().unwrap().strip_prefix("doctor: all ").unwrap();
+    let total: usize = total.strip_suffix(" checks passed").unwrap().parse().unwrap();
+
+    // --verbose prints every check's line, as it was before the short report.
+    let run = machine.doctor(&[&three[..], &["--verbose"]].concat());
+    assert_ok(&run, "doctor --verbose");
+    assert_eq!(run.stdout.lines().filter(|line| line.starts_with("OK   ")).count(), total, "{}", run.stdout);
     for line in [
         "OK   chromium: manifest found: ",
         "OK   chromium: name \"com.browserx.llm_cache\" matches the file name",
@@ -202,7 +97,7 @@ fn install_doctor_uninstall_doctor() {
         assert!(run.stdout.contains(line), "{line:?} in:\n{}", run.stdout);
     }
     // With no flags it checks what the record lists (and any browser installed on this machine).
-    let run = machine.doctor(&[]);
+    let run = machine.doctor(&["-v"]);
     assert!(run.stdout.contains("OK   firefox: the host answers hello"), "{}", run.stdout);
 
     let run = machine.run(&["uninstall"]);
@@ -216,7 +111,7 @@ fn install_doctor_uninstall_doctor() {
     assert_eq!(after, expected, "left behind: {:?}", after.difference(&before).collect::<Vec<_>>());
     assert!(machine.data().join("store/data.mdb").exists(), "cached data stays");
 
-    let run = machine.doctor(&["--browser", "chromium"]);
+    let run = machine.doctor(&["--browser", "chromium", "--verbose"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert_eq!(
         run.failures(),
@@ -249,15 +144,18 @@ fn a_custom_profile() {
 
     let run = machine.doctor(&["--user-data-dir", dir]);
     assert_ok(&run, "doctor");
+    assert!(run.stdout.contains(&format!("OK   profile {dir}: host ")), "{}", run.stdout);
+    assert!(!run.stdout.contains("looks for hosts only in"), "{}", run.stdout);
+    let run = machine.doctor(&["--user-data-dir", dir, "--verbose"]);
     assert!(run.stdout.contains(&format!("OK   profile {dir}: the host answers hello")), "{}", run.stdout);
     let checking = format!("NOTE checking profile {dir} ({}/NativeMessagingHosts/{MANIFEST})", dir);
     assert!(run.stdout.contains(&checking), "{}", run.stdout);
-    assert!(!run.stdout.contains("looks for hosts only in"), "{}", run.stdout);
 
     // Without --user-data-dir, doctor checks the default profiles, says which, and that a profile started
     // with --user-data-dir needs the flag here too: it can't pass silently for a browser it didn't check.
-    let run = machine.doctor(&["--browser", "chromium"]);
+    let run = machine.doctor(&["--browser", "chromium", "--verbose"]);
     assert!(run.stdout.contains("NOTE checking chromium ("), "{}", run.stdout);
+    let run = machine.doctor(&["--browser", "chromium"]);
     assert!(
         run.stdout.contains("a Chromium started with --user-data-dir=DIR (every headless or test profile) looks for hosts only in DIR/NativeMessagingHosts"),
         "{}",
@@ -319,11 +217,22 @@ fn doctor_names_each_breakage() {
         change(&mut manifest);
         std::fs::write(&file, manifest.to_string()).unwrap();
     };
+    // A browser with a failing check is shown in full, as --verbose shows it: every check's line, the
+    // passing ones too, each failure with its remedy.
+    let in_full = |run: &Run| {
+        let verbose = machine.doctor(&["--browser", "chromium", "--verbose"]);
+        let lines = |run: &Run| -> Vec<String> {
+            run.stdout.lines().filter(|line| line.contains(" chromium: ")).map(str::to_owned).collect()
+        };
+        assert!(lines(run).len() > 2, "{}", run.stdout);
+        assert_eq!(lines(run), lines(&verbose), "{}", run.stdout);
+    };
 
     with(&|m| m["name"] = json!("com.browserx.other"));
     let run = doctor();
     assert_eq!((run.code, run.failures().len()), (1, 1), "{}", run.stdout);
     assert!(run.failures()[0].starts_with("FAIL chromium: name is \"com.browserx.other\" but the file is"));
+    in_full(&run);
 
     with(&|m| m["path"] = json!("llm-cache-host"));
     let run = doctor();
@@ -331,6 +240,17 @@ fn doctor_names_each_breakage() {
         run.failures(),
         ["FAIL chromium: path \"llm-cache-host\" is not absolute; browsers on Linux and macOS need an absolute path"]
     );
+    in_full(&run);
+
+    let missing = machine.tmp.path().join("gone/llm-cache-host");
+    with(&|m| m["path"] = json!(missing.to_str().unwrap()));
+    let run = doctor();
+    assert_eq!(
+        run.failures(),
+        [format!("FAIL chromium: path {} can't be used: No such file or directory (os error 2)", missing.display())]
+    );
+    in_full(&run);
+    assert!(run.stdout.contains("OK   chromium: manifest found: "), "{}", run.stdout);
 
     with(&|m| m["allowed_origins"] = json!(["chrome-extension://abcdefghijklmnopabcdefghijklmnop/"]));
     let run = doctor();
@@ -340,6 +260,9 @@ fn doctor_names_each_breakage() {
         "{}",
         run.stdout
     );
+    let remedy = format!("run `llm-cache-host install --browser chromium --extension-id {DEMO_ID}`");
+    assert!(run.failures()[0].ends_with(&remedy), "{}", run.stdout);
+    in_full(&run);
 
     // A binary that isn't the host: it starts, but never answers.
     with(&|m| m["path"] = json!("/bin/false"));
@@ -380,6 +303,38 @@ fn doctor_names_each_breakage() {
     let run = doctor();
     assert_eq!(run.failures().len(), 1, "{}", run.stdout);
     assert!(run.failures()[0].contains("NativeMessagingBlocklist is \"*\""), "{}", run.stdout);
+}
+
+/// Browsers with neither a build nor a manifest here share one line, with the command that registers
+/// them; a browser installed here but not registered gets its own lines. Which of Edge, Brave and
+/// Vivaldi this machine has decides which it is, so each must be in exactly one of the two.
+#[test]
+fn doctor_sums_up_browsers_not_found() {
+    let machine = Machine::new();
+    assert_ok(&machine.run(&["install", "--browser", "chromium"]), "install");
+    let three = ["--browser", "edge", "--browser", "brave", "--browser", "vivaldi"];
+    let run = machine.doctor(&three);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let not_found = run.stdout.lines().find_map(|line| line.strip_prefix("FAIL not found: "));
+    let folded: Vec<&str> = match not_found {
+        Some(line) => {
+            let (names, rest) = line.split_once(": ").unwrap();
+            let names: Vec<&str> = names.split(", ").collect();
+            let flags: Vec<String> = names.iter().map(|name| format!("--browser {name}")).collect();
+            assert!(rest.ends_with(&format!("run `llm-cache-host install {}`", flags.join(" "))), "{}", run.stdout);
+            names
+        }
+        None => Vec::new(),
+    };
+    for browser in ["edge", "brave", "vivaldi"] {
+        let own = run.stdout.lines().any(|line| line.starts_with(&format!("FAIL {browser}: no manifest at ")));
+        assert!(own != folded.contains(&browser), "{browser} once in:\n{}", run.stdout);
+    }
+    assert!(run.stdout.lines().count() <= 24, "{}", run.stdout);
+    // The count is the same either way: each missing manifest is a failed check.
+    let verbose = machine.doctor(&[&three[..], &["--verbose"]].concat());
+    assert_eq!(verbose.failures().len(), 3, "{}", verbose.stdout);
+    assert_eq!(verbose.stdout.lines().last(), run.stdout.lines().last());
 }
 
 #[test]

@@ -61,13 +61,21 @@ enum SetupCommand {
     },
     /// Check every step a browser takes to start the host; exit 1 if any would fail.
     ///
-    /// Checks, for each browser it finds (or the ones given): the manifest exists and parses, its
-    /// name matches the file name, its path is absolute and executable, the extension's origin is
-    /// allowed, the binary answers `hello` with protocol 1, no enterprise policy blocks the host;
-    /// and that the data directory is writable.
+    /// Checks, for each browser it finds or the install record lists (or the ones given): the
+    /// manifest exists and parses, its name matches the file name, its path is absolute and
+    /// executable, the extension's origin is allowed, the binary answers `hello` with protocol 1, no
+    /// enterprise policy blocks the host; and that the data directory is writable.
+    ///
+    /// A browser whose checks all pass gets one line ("OK   chromium: host <version> registered for 1
+    /// extension (<id>), answers hello (protocol 1)"); a browser with a failing check gets every line,
+    /// each failure with the command that fixes it; browsers with neither a build nor a manifest here
+    /// share one line ("FAIL not found: edge, brave: ..."). --verbose prints every check's line.
     Doctor {
         #[command(flatten)]
         flags: Flags,
+        /// Print one line per check for every browser, also for those whose checks all pass.
+        #[arg(long, short)]
+        verbose: bool,
         /// Read Linux policy files under DIR instead of / (for tests, or a mounted system image).
         #[arg(long, value_name = "DIR", default_value = "/")]
         policy_root: PathBuf,
@@ -247,8 +255,8 @@ pub fn run(args: &[String]) -> ExitCode {
             let scope = if system { Scope::System } else { Scope::User };
             uninstall(scope, purge, &platform, &mut stdout).map(|()| true)
         }
-        SetupCommand::Doctor { flags, policy_root } => {
-            doctor(&DoctorOptions { selection: flags.selection(), policy_root }, &platform, &mut stdout)
+        SetupCommand::Doctor { flags, verbose, policy_root } => {
+            doctor(&DoctorOptions { selection: flags.selection(), policy_root, verbose }, &platform, &mut stdout)
         }
         SetupCommand::Verify { repair } => crate::verify::run(repair, &mut stdout).map_err(super::Failure),
         SetupCommand::Sessions { output } => inspect(Inspect::Sessions, output, &mut stdout),

@@ -1,7 +1,12 @@
-//! `doctor`: checks every step a browser takes to start the host, one line per check, and fails
-//! when any step would fail. It answers "Specified native messaging host not found" and its
-//! cousins: which manifest is missing, wrong or blocked, and why. It also warns, without failing,
-//! about folders on the way to the manifests and the binary that others could write ([`super::owner`]).
+//! `doctor`: checks every step a browser takes to start the host, and fails when any step would
+//! fail. It answers "Specified native messaging host not found" and its cousins: which manifest is
+//! missing, wrong or blocked, and why. It also warns, without failing, about folders on the way to
+//! the manifests and the binary that others could write ([`super::owner`]).
+//!
+//! Every check makes one line, but a browser whose checks all pass is shown as one line that sums
+//! them up, and browsers with neither a build nor a manifest here share one line: a healthy install
+//! fits on a screen, and a broken browser still shows every line, each failure with its remedy.
+//! `--verbose` shows every line of every browser.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -29,12 +34,36 @@ pub struct DoctorOptions {
     pub selection: Selection,
     /// Where policy files are read from on Linux: `/` except in tests and for mounted images.
     pub policy_root: PathBuf,
+    /// Print every check's line, also for browsers whose checks all pass.
+    pub verbose: bool,
 }
 
-/// The lines printed so far and what they add up to.
-struct Report<'a> {
-    /// Where the lines go.
-    out: &'a mut dyn Write,
+/// Which part of the report a line belongs to: a manifest location's, or the whole install's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// The checks of `targets[i]`, and the policy checks of its browsers.
+    Target(usize),
+    /// The data directory, the warnings about folders, and the notes about what was checked.
+    Overall,
+}
+
+/// One line of the report, kept until every check has run so that a browser's lines can be summed
+/// up when they all pass.
+struct Line {
+    /// Whose line it is.
+    part: Part,
+    /// Whether it is a failed check, which decides that its part is printed in full.
+    failed: bool,
+    /// The line as printed, with its `OK`, `FAIL`, `WARN` or `NOTE` in front.
+    text: String,
+}
+
+/// The lines so far and what they add up to.
+struct Report {
+    /// Every line, in the order the checks ran (the order `--verbose` prints them in).
+    lines: Vec<Line>,
+    /// Whose checks run now.
+    part: Part,
     /// Checks that passed.
     passed: usize,
     /// Checks that failed.
@@ -43,24 +72,28 @@ struct Report<'a> {
     warned: usize,
 }
 
-impl Report<'_> {
+impl Report {
+    fn push(&mut self, failed: bool, text: String) {
+        self.lines.push(Line { part: self.part, failed, text });
+    }
+
     fn ok(&mut self, subject: &str, text: impl AsRef<str>) {
         self.passed += 1;
-        say(self.out, format!("OK   {subject}: {}", text.as_ref()));
+        self.push(false, format!("OK   {subject}: {}", text.as_ref()));
     }
 
     fn fail(&mut self, subject: &str, text: impl AsRef<str>) {
         self.failed += 1;
-        say(self.out, format!("FAIL {subject}: {}", text.as_ref()));
+        self.push(true, format!("FAIL {subject}: {}", text.as_ref()));
     }
 
     fn warn(&mut self, text: impl AsRef<str>) {
         self.warned += 1;
-        say(self.out, format!("WARN {}", text.as_ref()));
+        self.push(false, format!("WARN {}", text.as_ref()));
     }
 
     fn note(&mut self, text: impl AsRef<str>) {
-        say(self.out, format!("NOTE {}", text.as_ref()));
+        self.push(false, format!("NOTE {}", text.as_ref()));
     }
 
     /// Records one check: `Ok(text)` passes, `Err(text)` fails; tells whether it passed.
@@ -78,7 +111,17 @@ impl Report<'_> {
     }
 }
 
-/// Runs every check; tells whether all passed.
+/// What one manifest location's checks found, for the line that sums them up and for the warnings.
+struct Checked {
+    /// The files the browser trusts for it: the manifest found, and the binary it names.
+    trusted: Vec<PathBuf>,
+    /// Whether a manifest (and on Windows its registry key) is there at all.
+    registered: bool,
+    /// The version the host gave in its answer to `hello`, when it answered.
+    host_version: Option<String>,
+}
+
+/// Runs every check and prints the report; tells whether all passed.
 ///
 /// # Errors
 /// Only when there is nothing to check against (no HOME, an unreadable install record).
@@ -88,35 +131,45 @@ pub fn doctor(options: &DoctorOptions, platform: &Platform, out: &mut dyn Write)
         .map_err(|e| Failure(format!("no install folder: {e}")))?;
     let found = found_browsers(platform);
     let targets = doctor_targets(selection, platform, &base, &found)?;
-    let mut report = Report { out, passed: 0, failed: 0, warned: 0 };
+    let mut report = Report { lines: Vec::new(), part: Part::Overall, passed: 0, failed: 0, warned: 0 };
 
     for warning in super::sandbox_warnings(selection, &targets, &found) {
         report.note(warning);
     }
-    // Say what is checked, so that "all passed" can't be read as "every profile works".
-    let checked: Vec<String> = targets.iter().map(|target| format!("{} ({})", target.label, target.location)).collect();
-    report.note(format!("checking {}", checked.join(", ")));
+    // Say what is checked, so that "all passed" can't be read as "every profile works". The short
+    // report says it with its one line per browser or profile instead.
+    if options.verbose {
+        let checked: Vec<String> =
+            targets.iter().map(|target| format!("{} ({})", target.label, target.location)).collect();
+        report.note(format!("checking {}", checked.join(", ")));
+    }
     // What a browser trusts, whose folders others must not be able to write.
     let mut trusted: Vec<PathBuf> = layout::command_link(selection.scope, platform)
         .filter(|link| link.symlink_metadata().is_ok())
         .into_iter()
         .collect();
-    for target in &targets {
-        trusted.extend(check_target(target, selection, platform.os, &mut report));
+    let mut checked = Vec::new();
+    for (i, target) in targets.iter().enumerate() {
+        report.part = Part::Target(i);
+        let outcome = check_target(target, selection, platform.os, &mut report);
+        trusted.extend(outcome.trusted.iter().cloned());
+        checked.push(outcome);
     }
-    let mut policy_browsers: Vec<Browser> = Vec::new();
-    for target in &targets {
+    let mut policy_browsers: Vec<(Browser, usize)> = Vec::new();
+    for (i, target) in targets.iter().enumerate() {
         // A custom profile may belong to any Chromium build; Chromium's policies stand in for it.
         let browsers = if target.browsers.is_empty() { vec![Browser::Chromium] } else { target.browsers.clone() };
         for browser in browsers {
-            if !policy_browsers.contains(&browser) {
-                policy_browsers.push(browser);
+            if !policy_browsers.iter().any(|(known, _)| *known == browser) {
+                policy_browsers.push((browser, i));
             }
         }
     }
-    for browser in policy_browsers {
+    for (browser, i) in policy_browsers {
+        report.part = Part::Target(i);
         check_policies(browser, options, platform.os, &mut report);
     }
+    report.part = Part::Overall;
     report.check("data directory", data_dir_writable(platform));
     for warning in owner::exposed(&trusted.iter().map(PathBuf::as_path).collect::<Vec<_>>()) {
         report.warn(warning);
@@ -129,6 +182,20 @@ pub fn doctor(options: &DoctorOptions, platform: &Platform, out: &mut dyn Write)
         );
     }
 
+    let lines = if options.verbose {
+        report.lines.iter().map(|line| line.text.clone()).collect()
+    } else {
+        let absent: Vec<bool> = targets
+            .iter()
+            .map(|target| {
+                !target.browsers.is_empty() && target.browsers.iter().all(|b| found.iter().all(|(f, _)| f != b))
+            })
+            .collect();
+        short_report(&report.lines, &targets, &checked, &absent, selection)
+    };
+    for line in lines {
+        say(out, line);
+    }
     let total = report.passed + report.failed;
     let warned = match report.warned {
         0 => String::new(),
@@ -136,11 +203,82 @@ pub fn doctor(options: &DoctorOptions, platform: &Platform, out: &mut dyn Write)
         n => format!(", with {n} warnings"),
     };
     if report.failed == 0 {
-        say(report.out, format!("doctor: all {total} checks passed{warned}"));
+        say(out, format!("doctor: all {total} checks passed{warned}"));
     } else {
-        say(report.out, format!("doctor: {} of {total} checks failed{warned}", report.failed));
+        say(out, format!("doctor: {} of {total} checks failed{warned}", report.failed));
     }
     Ok(report.failed == 0)
+}
+
+/// The report without `--verbose`: the lines of the whole install as they are; for each location
+/// whose checks all pass, one line that sums them up (and its notes); for each with a failure, every
+/// line; and one line for the browsers that are neither installed nor registered, whose only failure
+/// is the missing manifest. `absent[i]` tells whether none of `targets[i]`'s browsers is installed.
+fn short_report(
+    lines: &[Line],
+    targets: &[Target],
+    checked: &[Checked],
+    absent: &[bool],
+    selection: &Selection,
+) -> Vec<String> {
+    let part_of = |i: usize| lines.iter().filter(move |line| line.part == Part::Target(i));
+    let not_found: Vec<usize> = (0..targets.len())
+        .filter(|&i| absent[i] && !checked[i].registered && part_of(i).filter(|line| line.failed).count() == 1)
+        .collect();
+    let mut shown = Vec::new();
+    let mut printed = vec![false; targets.len()];
+    for line in lines {
+        let Part::Target(i) = line.part else {
+            shown.push(line.text.clone());
+            continue;
+        };
+        if std::mem::replace(&mut printed[i], true) {
+            continue;
+        }
+        if not_found.contains(&i) {
+            if not_found[0] == i {
+                shown.push(not_found_line(&not_found.iter().map(|&i| &targets[i]).collect::<Vec<_>>()));
+            }
+        } else if part_of(i).any(|line| line.failed) {
+            shown.extend(part_of(i).map(|line| line.text.clone()));
+        } else {
+            shown.push(summary_line(&targets[i], &checked[i], absent[i], selection));
+            shown.extend(part_of(i).filter(|line| !line.text.starts_with("OK")).map(|line| line.text.clone()));
+        }
+    }
+    shown
+}
+
+/// The one line for a location whose checks all pass: what answers, and for whom.
+fn summary_line(target: &Target, checked: &Checked, absent: bool, selection: &Selection) -> String {
+    let (ids, one, many) = match target.family {
+        Family::Chromium => (&selection.extension_ids, "extension", "extensions"),
+        Family::Firefox => (&selection.firefox_extension_ids, "add-on", "add-ons"),
+    };
+    let whom = if ids.len() == 1 { one } else { many };
+    let version = checked.host_version.as_deref().unwrap_or("?");
+    let mut line = format!(
+        "OK   {}: host {version} registered for {} {whom} ({}), answers hello (protocol {PROTOCOL_VERSION})",
+        target.label,
+        ids.len(),
+        ids.join(", ")
+    );
+    if absent {
+        line.push_str("; the browser itself is not installed here");
+    }
+    line
+}
+
+/// The one line for the browsers with neither a build nor a manifest here.
+fn not_found_line(targets: &[&Target]) -> String {
+    let labels: Vec<&str> = targets.iter().map(|target| target.label.as_str()).collect();
+    let flags: Vec<String> = targets.iter().flat_map(|t| &t.browsers).map(|b| format!("--browser {b}")).collect();
+    format!(
+        "FAIL not found: {}: neither the browser nor a manifest for the host is here; once the browser is installed, \
+         run `llm-cache-host install {}`",
+        labels.join(", "),
+        flags.join(" ")
+    )
 }
 
 /// What to check: what was asked for; else what the install record lists plus every browser found
@@ -183,9 +321,8 @@ fn install_hint(target: &Target) -> String {
     }
 }
 
-/// The checks for one manifest location, from "is it there" to "does the host answer". Returns the
-/// files the browser trusts for it: the manifest found, and the binary it names.
-fn check_target(target: &Target, selection: &Selection, os: Os, report: &mut Report<'_>) -> Vec<PathBuf> {
+/// The checks for one manifest location, from "is it there" to "does the host answer".
+fn check_target(target: &Target, selection: &Selection, os: Os, report: &mut Report) -> Checked {
     let subject = target.label.as_str();
     let mut file = target.location.manifest().to_owned();
     if let Location::Registry { hive, key, manifest } = &target.location {
@@ -199,7 +336,7 @@ fn check_target(target: &Target, selection: &Selection, os: Os, report: &mut Rep
                 subject,
                 format!("registry key {}\\{key} is missing: run `{}`", hive.short(), install_hint(target)),
             );
-            return Vec::new();
+            return Checked { trusted: Vec::new(), registered: false, host_version: None };
         };
         report.ok(subject, format!("registry key {}\\{key} points at {value}", hive.short()));
         if Path::new(&value) != manifest.as_path() {
@@ -225,11 +362,11 @@ fn check_target(target: &Target, selection: &Selection, os: Os, report: &mut Rep
                     install_hint(target)
                 ),
             );
-            return Vec::new();
+            return Checked { trusted: Vec::new(), registered: false, host_version: None };
         }
         Err(error) => {
             report.fail(subject, format!("can't read {}: {error}", file.display()));
-            return vec![file];
+            return Checked { trusted: vec![file], registered: true, host_version: None };
         }
     };
     let manifest = match serde_json::from_str::<Value>(&text) {
@@ -239,11 +376,11 @@ fn check_target(target: &Target, selection: &Selection, os: Os, report: &mut Rep
         }
         Ok(_) => {
             report.fail(subject, "manifest is JSON but not an object");
-            return vec![file];
+            return Checked { trusted: vec![file], registered: true, host_version: None };
         }
         Err(error) => {
             report.fail(subject, format!("manifest is not valid JSON: {error}"));
-            return vec![file];
+            return Checked { trusted: vec![file], registered: true, host_version: None };
         }
     };
     let field = |name: &str| manifest.get(name).and_then(Value::as_str);
@@ -311,6 +448,7 @@ fn check_target(target: &Target, selection: &Selection, os: Os, report: &mut Rep
         }
     }
     let path = PathBuf::from(field("path").unwrap_or_default());
+    let mut host_version = None;
     if binary_ok {
         let args: Vec<OsString> = match target.family {
             Family::Chromium => {
@@ -321,11 +459,16 @@ fn check_target(target: &Target, selection: &Selection, os: Os, report: &mut Rep
                 selection.firefox_extension_ids.first().cloned().unwrap_or_default().into(),
             ],
         };
-        report.check(subject, probe_hello(&path, &args));
+        let hello = probe_hello(&path, &args);
+        host_version = hello.as_ref().ok().cloned();
+        report.check(
+            subject,
+            hello.map(|version| format!("the host answers hello: protocol {PROTOCOL_VERSION}, host {version}")),
+        );
     }
     let mut trusted = vec![file];
     trusted.extend(path.is_absolute().then_some(path));
-    trusted
+    Checked { trusted, registered: true, host_version }
 }
 
 /// The manifest's `path`: absolute, a file, executable.
@@ -350,7 +493,8 @@ fn check_binary(path: &Path) -> Result<String, String> {
     Ok(format!("path {} is absolute and executable", path.display()))
 }
 
-/// Starts the host as a browser would, sends a `hello` frame and checks the reply's protocol.
+/// Starts the host as a browser would, sends a `hello` frame and checks the reply's protocol; returns
+/// the host's version.
 fn probe_hello(binary: &Path, args: &[OsString]) -> Result<String, String> {
     let mut child = Command::new(binary)
         .args(args)
@@ -394,12 +538,11 @@ fn probe_hello(binary: &Path, args: &[OsString]) -> Result<String, String> {
     if reply["ok"] != true || result["protocolVersion"] != PROTOCOL_VERSION {
         return Err(format!("the host's reply to hello is not protocol {PROTOCOL_VERSION}: {reply}"));
     }
-    let version = result["hostVersion"].as_str().unwrap_or("?");
-    Ok(format!("the host answers hello: protocol {PROTOCOL_VERSION}, host {version}"))
+    Ok(result["hostVersion"].as_str().unwrap_or("?").to_owned())
 }
 
 /// Policies for one browser.
-fn check_policies(browser: Browser, options: &DoctorOptions, os: Os, report: &mut Report<'_>) {
+fn check_policies(browser: Browser, options: &DoctorOptions, os: Os, report: &mut Report) {
     let Some(reading) = policy::read(browser, os, &options.policy_root) else { return };
     for problem in &reading.problems {
         report.note(format!("{browser}: a policy file the browser will ignore: {problem}"));

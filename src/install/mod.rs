@@ -10,6 +10,7 @@
 //! - [`manifest`]: the host manifest's contents, matching the templates in `manifest/`.
 //! - [`record`]: the install record that `uninstall` undoes.
 //! - [`install`], [`uninstall`], [`doctor`]: the three commands.
+//! - [`welcome`]: the binary started with no arguments: what it is, and the offer to install it.
 //! - [`owner`]: who else could change what `install` writes: the refusal to write a user install into
 //!   someone else's folders, and the warnings about folders on the way that others can write.
 //! - [`policy`]: enterprise policies that block hosts.
@@ -27,6 +28,7 @@ pub mod policy;
 pub mod record;
 pub mod registry;
 pub mod uninstall;
+pub mod welcome;
 
 use std::fmt;
 use std::fs::{File, OpenOptions};

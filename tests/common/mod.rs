@@ -13,6 +13,7 @@ use std::thread;
 
 use serde_json::Value;
 
+pub mod machine;
 mod rng;
 #[allow(unused_imports)] // as dead_code above: not every test file draws numbers
 pub use rng::Rng;
