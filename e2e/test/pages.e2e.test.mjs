@@ -144,6 +144,8 @@ describe("the cache viewer in Chromium", { skip: SKIP, timeout: 180_000 }, () =>
   const sessionId = newSessionId();
   const keys = []; // keys[i]: EMAILS[i]'s storage key; then the thread's
   let page;
+  /** The viewer's tab, opened by the first test that runs, so that each test can also run alone. */
+  const viewerTab = async () => (page ??= await openPage(s.browser, "viewer.html"));
   after(() => page?.close().catch(() => {}));
 
   before(async () => {
@@ -158,7 +160,7 @@ describe("the cache viewer in Chromium", { skip: SKIP, timeout: 180_000 }, () =>
   });
 
   it("shows a session's items: key, size, age, shape and description, newest first", async () => {
-    page = await openPage(s.browser, `viewer.html#session=${sessionId}`);
+    await (await viewerTab()).goto(`${PAGES}/viewer.html#session=${sessionId}`);
     await until(page, "the items table", () => document.querySelectorAll("#items tbody tr").length > 0);
     const rows = await page.$$eval("#items tbody tr", (trs) =>
       trs.map((tr) => ({ key: tr.dataset.key, cells: [...tr.querySelectorAll("td")].slice(0, 5).map((td) => td.textContent) })),
@@ -211,7 +213,7 @@ describe("the cache viewer in Chromium", { skip: SKIP, timeout: 180_000 }, () =>
   });
 
   it("deletes an item only after the confirm step", async () => {
-    await page.goto(`${PAGES}/viewer.html#session=${sessionId}`);
+    await (await viewerTab()).goto(`${PAGES}/viewer.html#session=${sessionId}`);
     await until(page, "the items table", () => document.querySelectorAll("#items tbody tr").length > 0);
     const row = `#items tr[data-key="${keys[1]}"]`;
     await page.click(`${row} button.delete`);
@@ -245,7 +247,7 @@ describe("the cache viewer in Chromium", { skip: SKIP, timeout: 180_000 }, () =>
     const outcome = await new DemoAgent(s.browser, hostile).write({ [markup]: markup, "<script>": "alert(1)</script>" }, markup);
     const [key] = keysIn(outcome.text, hostile);
     assert.ok(key, outcome.text);
-    await page.goto(`${PAGES}/viewer.html#session=${hostile}`);
+    await (await viewerTab()).goto(`${PAGES}/viewer.html#session=${hostile}`);
     await until(page, "the item's row", () => document.querySelectorAll("#items tbody tr").length === 1);
     assert.equal(await page.textContent("#items td.description"), markup);
     await page.click("#items td.key a");
@@ -269,7 +271,7 @@ describe("the cache viewer in Chromium", { skip: SKIP, timeout: 180_000 }, () =>
     const agent = new DemoAgent(s.browser, listed);
     for (const email of EMAILS.slice(0, 3)) assert.equal((await agent.write(email, describeEmail(email))).resolved, true);
     const hasOp = await s.browser.run(() => typeof globalThis.llmCache.client.sessions === "function", undefined, { what: "whether client.sessions exists" });
-    await page.goto(`${PAGES}/viewer.html`);
+    await (await viewerTab()).goto(`${PAGES}/viewer.html`);
     if (!hasOp) {
       await until(page, "the open-by-id form", () => document.getElementById("sessions-unavailable") !== null);
       await page.fill("#session-input", listed);
