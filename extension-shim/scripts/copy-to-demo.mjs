@@ -9,5 +9,7 @@ const from = join(root, "dist", "src");
 const to = join(root, "demo", "lib");
 
 rmSync(to, { recursive: true, force: true });
-// Only the modules: folders are walked, declaration files and maps left behind.
-cpSync(from, to, { recursive: true, filter: (path) => statSync(path).isDirectory() || path.endsWith(".js") });
+// The modules and the pages' HTML and CSS (lib/pages/install.html, viewer.html): folders are walked,
+// declaration files and maps left behind.
+const shipped = [".js", ".html", ".css"];
+cpSync(from, to, { recursive: true, filter: (path) => statSync(path).isDirectory() || shipped.some((ending) => path.endsWith(ending)) });

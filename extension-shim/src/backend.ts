@@ -62,6 +62,11 @@ export interface CacheBackend {
   readonly kind: BackendKind;
   /** Connects (if not connected) and returns the backend's `hello` result. */
   hello(): Promise<HelloResult>;
+  /**
+   * Like `hello`, but makes a new connection where that shows more than the open one (the native client: a
+   * host installed, updated or removed since). Backends without one are asked with `hello`.
+   */
+  recheck?(): Promise<HelloResult>;
   write(request: WriteRequest, options?: RequestOptions): Promise<CacheMetadata>;
   /** The item, with `slice` on it when the data is a slice (PROTOCOL.md section 4.3). */
   read(request: ReadRequest, options?: RequestOptions): Promise<CachedItem>;

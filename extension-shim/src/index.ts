@@ -36,6 +36,9 @@
  * - storage-area.ts: the chrome.storage.local interface session.ts and routing.ts keep their records in.
  * - llm-cache.ts: createLlmCache, all of the above wired together.
  * - demo-extension.ts: the demo extension's fixed id.
+ * - pages/: extension pages for the extension's users, not exported here (each is its own module, loaded by its
+ *   HTML): install.ts (status and install steps, install-steps.ts per OS), viewer.ts (sessions, items, data;
+ *   viewer-route.ts, its URL fragment), dom.ts (text-only DOM helpers).
  */
 
 export * from "./protocol.js";

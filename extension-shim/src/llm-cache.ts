@@ -13,7 +13,7 @@ import { offloadLargeResults, type OffloadOptions, type ToolHandler } from "./of
 import { resolveReferences } from "./references.js";
 import { RoutingBackend } from "./routing.js";
 import { SessionCleanup, type EndSessionOutcome, type ResettableSession } from "./session.js";
-import type { CacheStatus } from "./status.js";
+import type { CacheStatus, StatusOptions } from "./status.js";
 import { chromeLocalStorage, type KeyValueStore } from "./storage-area.js";
 import type { DefinitionVariant } from "./tool/definitions.js";
 import { cachePrompt, withCachePrompt } from "./tool/prompt.js";
@@ -51,8 +51,11 @@ export interface LlmCache {
   endSession: (sessionId: string) => Promise<EndSessionOutcome>;
   /** Ends the conversation's cache whenever `session.reset()` or `session.close()` runs; see SessionCleanup. */
   attachToSession: (session: ResettableSession, onEnded?: (sessionId: string, outcome: EndSessionOutcome) => void) => () => void;
-  /** Which backend serves new sessions, the host's version, and why the host isn't used, if it isn't. */
-  status: () => Promise<CacheStatus>;
+  /**
+   * Which backend serves new sessions, the host's version, and why the host isn't used, if it isn't;
+   * `{ recheck: true }` asks the host over a new port (see StatusOptions).
+   */
+  status: (options?: StatusOptions) => Promise<CacheStatus>;
   /** The system prompt section for the plain definitions. */
   systemPrompt: string;
   /** The section for the definition variant the agent sends. */
@@ -99,7 +102,7 @@ export function createLlmCache(options: LlmCacheOptions = {}): LlmCache {
     cleanup,
     endSession: (sessionId) => cleanup.endSession(sessionId),
     attachToSession: (session, onEnded) => cleanup.attachToSession(session, onEnded),
-    status: () => client.status(),
+    status: (statusOptions) => client.status(statusOptions),
     systemPrompt: cachePrompt(),
     promptFor: cachePrompt,
     withPrompt: withCachePrompt,

@@ -48,7 +48,7 @@ import type {
   UpdateRequest,
   WriteRequest,
 } from "./protocol.js";
-import { IN_BROWSER_CHOSEN, hostProblemText, type CacheStatus } from "./status.js";
+import { IN_BROWSER_CHOSEN, hostProblemText, type CacheStatus, type StatusOptions } from "./status.js";
 import type { KeyValueStore } from "./storage-area.js";
 
 /**
@@ -248,11 +248,13 @@ export class RoutingBackend implements CacheBackend {
 
   /**
    * Which backend serves new sessions, the host's version, and why the host isn't used, if it isn't. Asks the
-   * host (a cheap no-op while its port is open), since whoever asks wants the answer as of now.
+   * host (a cheap no-op while its port is open), since whoever asks wants the answer as of now; with `recheck`,
+   * over a new port even while one is open (see StatusOptions). What it finds is what new sessions then go by.
    */
-  async status(): Promise<CacheStatus> {
+  async status(options: StatusOptions = {}): Promise<CacheStatus> {
     if (!this.#host) return { backend: (this.#fallback as CacheBackend).kind, hostProblem: IN_BROWSER_CHOSEN };
-    await this.#checkHost();
+    if (options.recheck) await this.#recheckHost();
+    else await this.#checkHost();
     const state = this.#hostState;
     if (state.state === "up") {
       return { backend: "host", host: { version: state.hello.hostVersion, protocolVersion: state.hello.protocolVersion } };
@@ -347,6 +349,26 @@ export class RoutingBackend implements CacheBackend {
       this.#checking = undefined;
     });
     return this.#checking;
+  }
+
+  /**
+   * Shakes hands with the host afresh (NativeCacheClient.recheck) and records the outcome. A check already under
+   * way may have used an old port, so this one waits for it and then makes its own.
+   */
+  async #recheckHost(): Promise<void> {
+    const host = this.#host;
+    if (!host) return;
+    await this.#checking;
+    const check = (async () => {
+      try {
+        this.#hostState = { state: "up", hello: await (host.recheck ? host.recheck() : host.hello()) };
+      } catch (error) {
+        this.#hostState = { state: "down", error, at: this.#now() };
+      }
+    })();
+    this.#checking = check;
+    await check;
+    if (this.#checking === check) this.#checking = undefined;
   }
 
   /**

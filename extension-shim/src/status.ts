@@ -21,6 +21,15 @@ export interface CacheStatus {
   hostProblem?: string;
 }
 
+export interface StatusOptions {
+  /**
+   * Make a new handshake with the host even while a port to it is open, so that a host installed, updated or
+   * removed since is seen as it is now (an install page does this when the user comes back to it). Without it,
+   * an open port's handshake answers, and a host that was down is asked again anyway.
+   */
+  recheck?: boolean;
+}
+
 /** What browsers say when a native port can't be used, by the remedy each calls for. */
 const BROWSER_TEXTS = {
   /** Chrome's, and Firefox's (which adds the host's name). */

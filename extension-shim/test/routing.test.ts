@@ -285,6 +285,36 @@ describe("status()", () => {
     assert.equal(hello.backend, "host");
   });
 
+  it("with recheck, asks the host over a new port even while one is open, and new sessions follow what it finds", async (t) => {
+    const w = world(t, { installed: true });
+    const cache = w.worker();
+    assert.equal((await cache.status()).backend, "host");
+    assert.equal((await cache.status()).backend, "host");
+    assert.equal(w.connectors.length, 1, "a plain status() uses the open port");
+
+    // Removed while its port is open: only a recheck sees it.
+    w.uninstall();
+    assert.equal((await cache.status()).backend, "host");
+    assert.equal(w.connectors.length, 1);
+    const removed = await cache.status({ recheck: true });
+    assert.equal(w.connectors.length, 2);
+    assert.equal(removed.backend, "indexeddb");
+    assert.match(removed.hostProblem ?? "", /^the native host is not installed/);
+    const meanwhile = session();
+    await cacheNote(cache, meanwhile, "while removed");
+
+    // Installed again: the recheck finds it at once, without waiting for HOST_RECHECK_MS.
+    w.install();
+    const back = await cache.status({ recheck: true });
+    assert.equal(w.connectors.length, 3);
+    assert.equal(back.backend, "host");
+    assert.equal(back.host?.protocolVersion, 1);
+    const after = session();
+    await cacheNote(cache, after, "after the reinstall");
+    assert.deepEqual(await w.where(meanwhile), { host: [], fallback: ["while removed"] });
+    assert.deepEqual(await w.where(after), { host: ["after the reinstall"], fallback: [] });
+  });
+
   it("says the host is not installed, and how to install it", async (t) => {
     const status = await world(t, { installed: false }).worker().status();
     assert.equal(status.backend, "indexeddb");

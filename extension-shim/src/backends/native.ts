@@ -156,6 +156,20 @@ export class NativeCacheClient extends ProtocolClient {
   }
 
   /**
+   * Asks the host again, as of now: when no call is under way, the open port (if any) is closed and a new one
+   * made, so a host installed, updated or removed since the last handshake is seen as it now is (a new port
+   * starts the host binary the browser's manifest names today). While calls are under way their port is
+   * evidently answering, so it is kept and its handshake's result returned.
+   */
+  recheck(): Promise<HelloResult> {
+    const port = this.#port;
+    if (port !== undefined && this.#calls === 0) {
+      this.#drop(port, new StorageUnavailableError({ message: "the port to the native host was closed to ask the host again" }));
+    }
+    return this.hello();
+  }
+
+  /**
    * Sends one request and resolves with its `result`, or rejects with a CacheError. Any number of requests may
    * be in flight at once; each is matched to its reply by id.
    */

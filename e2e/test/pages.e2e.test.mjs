@@ -1,0 +1,293 @@
+// The shim's two extension pages in real Chromium, opened as tabs of the demo extension
+// (chrome-extension://<id>/lib/pages/…), checked on the DOM they build:
+// - the install page: with no host, Chrome's not-installed reason and the Linux steps with the demo's id; then,
+//   with the host installed while the page is open, the page brought back into view shows the host and its version;
+// - the cache viewer: items the demo's worker wrote, their rows, one item's data at a pointer and its pages,
+//   deleting an item (after a confirm step), ending the session; descriptions and data that look like HTML stay text;
+//   the session list, once the shim's `sessions` op is there.
+// With E2E_SCREENSHOTS=1 it saves docs/screenshots/install-page.png, cache-viewer.png and cache-viewer-item.png
+// (1280x800), for the READMEs.
+import assert from "node:assert/strict";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { launchWithExtension } from "../lib/browser.mjs";
+import { DEMO_GLOBAL, DemoAgent, checkDemoExtension, keysIn } from "../lib/demo-agent.mjs";
+import { DEMO_EXTENSION_DIR, EXTENSION_ID, REPO_DIR, demoScenarioSkipReason, hostVersion, requireHostAndChromium } from "../lib/env.mjs";
+import { createSandbox, installHost } from "../lib/sandbox.mjs";
+
+const SKIP = demoScenarioSkipReason() ?? false;
+const PAGES = `chrome-extension://${EXTENSION_ID}/lib/pages`;
+const VIEWPORT = { width: 1280, height: 800 };
+/** Every wait for the page to show something has this limit. */
+const DOM_TIMEOUT_MS = 15_000;
+const SCREENSHOTS = process.env.E2E_SCREENSHOTS === "1" ? path.join(REPO_DIR, "docs", "screenshots") : null;
+
+const newSessionId = () => `conv_e2e-${crypto.randomBytes(6).toString("hex")}`;
+
+/** A fresh profile with the demo extension in Chromium; the host installed into it first when `installed`. */
+function demoBrowser(label, { installed }) {
+  const state = {};
+  before(async () => {
+    requireHostAndChromium();
+    checkDemoExtension();
+    state.sandbox = createSandbox(label);
+    if (installed) installHost(state.sandbox);
+    state.browser = await launchWithExtension(state.sandbox, DEMO_EXTENSION_DIR, { globalName: DEMO_GLOBAL });
+  });
+  after(async () => {
+    await state.browser?.close();
+    await state.sandbox?.cleanup();
+  });
+  return state;
+}
+
+/** A new tab at 1280x800 on one of the pages. */
+async function openPage(browser, file) {
+  const page = await browser.context.newPage();
+  await page.setViewportSize(VIEWPORT);
+  const errors = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  await page.goto(`${PAGES}/${file}`);
+  page.errors = errors;
+  return page;
+}
+
+/** Waits until `predicate(arg)`, run in the page, is true; fails with `what` after DOM_TIMEOUT_MS. */
+async function until(page, what, predicate, arg) {
+  try {
+    await page.waitForFunction(predicate, arg, { timeout: DOM_TIMEOUT_MS });
+  } catch (error) {
+    const text = await page.evaluate(() => document.body.innerText).catch(() => "(unreadable)");
+    throw new Error(`the page never showed ${what} (${error.message.split("\n")[0]}); it shows:\n${text}`);
+  }
+}
+
+const texts = (page, selector) => page.$$eval(selector, (elements) => elements.map((element) => element.textContent));
+
+async function screenshot(page, name) {
+  if (!SCREENSHOTS) return;
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: path.join(SCREENSHOTS, name) });
+}
+
+describe("the install page in Chromium", { skip: SKIP, timeout: 120_000 }, () => {
+  const s = demoBrowser("pages-install", { installed: false });
+  let page;
+  after(() => page?.close().catch(() => {}));
+
+  it("with no host: the in-browser cache, Chrome's not-installed reason, and the Linux steps with this extension's id", async () => {
+    page = await openPage(s.browser, "install.html");
+    await until(page, "a first status", () => document.getElementById("llm-cache-install")?.dataset.checks === "1");
+    assert.equal(await page.getAttribute("#status", "data-backend"), "indexeddb");
+    const details = await page.textContent("#status-details");
+    assert.match(details, /in the browser \(IndexedDB\)/);
+    assert.match(details, /the native host is not installed: the browser found no manifest for com\.browserx\.llm_cache/);
+    assert.equal(await page.getAttribute("#steps", "data-os"), "linux");
+    assert.equal(await page.textContent("#extension-id"), EXTENSION_ID);
+    const version = hostVersion();
+    assert.deepEqual(await texts(page, "#steps .command"), [
+      `sudo apt install ./llm-cache-host_${version}_amd64.deb`,
+      `llm-cache-host install --extension-id ${EXTENSION_ID}`,
+      `tar xzf llm-cache-host-${version}-x86_64-linux.tar.gz && ./llm-cache-host install --extension-id ${EXTENSION_ID}`,
+      `./install.sh --extension-id ${EXTENSION_ID}`,
+    ]);
+    await screenshot(page, "install-page.png");
+    assert.deepEqual(page.errors, []);
+  });
+
+  it("after the host is installed, shows it and its version when the user comes back to the page", async () => {
+    installHost(s.sandbox);
+    // The user goes to a terminal and comes back to the tab. Headless Chromium keeps every tab visible and
+    // focused (measured: bringToFront, and minimizing the window, fire neither visibilitychange nor focus), so the
+    // browser's event is dispatched by hand after the real switch; the page's own handler then asks the host.
+    const elsewhere = await s.browser.context.newPage();
+    await elsewhere.bringToFront();
+    await page.bringToFront();
+    await elsewhere.close();
+    assert.equal(await page.getAttribute("#status", "data-backend"), "indexeddb", "nothing rechecked before the page came back");
+    await page.evaluate(() => document.dispatchEvent(new Event("visibilitychange")));
+    await until(page, "the host serving", () => document.getElementById("status")?.dataset.backend === "host");
+    const details = await page.textContent("#status-details");
+    assert.match(details, new RegExp(`llm-cache-host ${hostVersion().replace(/\./g, "\\.")}, protocol version 1`));
+    assert.doesNotMatch(details, /not installed/);
+    assert.equal(await page.textContent("#status-summary"), "The native host serves this extension's cache.");
+    // The steps stay, folded away, for updates.
+    assert.equal(await page.$eval("#steps details", (details) => details.open), false);
+    assert.deepEqual(page.errors, []);
+  });
+});
+
+// Realistic demo data: what an email agent caches while it reads an inbox.
+const EMAILS = [
+  { from: "Dana Whitfield <dana@northwind.example>", subject: "Q3 budget review moved to Thursday", summary: "The Q3 budget review moves from Tuesday to Thursday 10:00; Dana needs the revised travel numbers by Wednesday noon.", unread: true },
+  { from: "IT Service Desk <it@northwind.example>", subject: "Laptop refresh: pick a slot", summary: "Your laptop is due for replacement. Book a 30-minute swap slot next week; back up local files first.", unread: true },
+  { from: "Marco Ruiz <marco@fabrikam.example>", subject: "Re: contract renewal terms", summary: "Fabrikam accepts the 12-month renewal at the current rate if the SLA credit clause stays; Marco wants a call Friday.", unread: false },
+  { from: "Priya Natarajan <priya@northwind.example>", subject: "Offsite agenda draft", summary: "Draft agenda for the May offsite: roadmap review, hiring plan, team dinner. Comments welcome by Monday.", unread: false },
+  { from: "Travel Desk <travel@northwind.example>", subject: "Itinerary: Berlin, 14-16 May", summary: "Flights LH 901/906 and two nights at the Hotel Adlon are booked; the itinerary PDF is attached.", unread: false },
+];
+const describeEmail = (email) => `Summary of "${email.subject}" from ${email.from.split(" <")[0]}`;
+/** An item big enough for several pages of data: 300 messages of a thread. */
+const THREAD = {
+  thread: "Q3 planning",
+  messages: Array.from({ length: 300 }, (_, i) => ({
+    n: i,
+    from: `person${i % 7}@northwind.example`,
+    text: `Message ${i} of the Q3 planning thread: notes on item ${i}, with enough words to fill a line or two of text.`,
+  })),
+};
+const THREAD_DESCRIPTION = "The Q3 planning thread: all 300 messages (n, from, text)";
+
+describe("the cache viewer in Chromium", { skip: SKIP, timeout: 180_000 }, () => {
+  const s = demoBrowser("pages-viewer", { installed: true });
+  const sessionId = newSessionId();
+  const keys = []; // keys[i]: EMAILS[i]'s storage key; then the thread's
+  let page;
+  /** The viewer's tab, opened by the first test that runs, so that each test can also run alone. */
+  const viewerTab = async () => (page ??= await openPage(s.browser, "viewer.html"));
+  after(() => page?.close().catch(() => {}));
+
+  before(async () => {
+    const agent = new DemoAgent(s.browser, sessionId);
+    for (const email of [...EMAILS, THREAD]) {
+      const outcome = await agent.write(email, email === THREAD ? THREAD_DESCRIPTION : describeEmail(email));
+      assert.equal(outcome.resolved, true, outcome.error);
+      const [key] = keysIn(outcome.text, sessionId);
+      assert.ok(key, outcome.text);
+      keys.push(key);
+    }
+  });
+
+  it("shows a session's items: key, size, age, shape and description, newest first", async () => {
+    await (await viewerTab()).goto(`${PAGES}/viewer.html#session=${sessionId}`);
+    await until(page, "the items table", () => document.querySelectorAll("#items tbody tr").length > 0);
+    const rows = await page.$$eval("#items tbody tr", (trs) =>
+      trs.map((tr) => ({ key: tr.dataset.key, cells: [...tr.querySelectorAll("td")].slice(0, 5).map((td) => td.textContent) })),
+    );
+    assert.deepEqual(rows.map((row) => row.key), [...keys].reverse());
+    const thread = rows[0].cells;
+    assert.equal(thread[0], keys[EMAILS.length].slice(sessionId.length + 1), "the key is shown short, without the session");
+    assert.match(thread[1], /^\d+(\.\d)?KB$/);
+    assert.match(thread[2], /^\d+s ago$/);
+    assert.equal(thread[3], "object{thread,messages}");
+    assert.equal(thread[4], THREAD_DESCRIPTION);
+    for (const [i, email] of EMAILS.entries()) {
+      const row = rows.find((r) => r.key === keys[i]);
+      assert.equal(row.cells[3], "object{from,subject,summary,unread}");
+      assert.equal(row.cells[4], describeEmail(email));
+    }
+    assert.match(await page.textContent("#session-summary"), new RegExp(`^${keys.length} items, .* · native host$`));
+    await screenshot(page, "cache-viewer.png");
+    assert.deepEqual(page.errors, []);
+  });
+
+  it("opens an item's data at a JSON pointer, and pages through it", async () => {
+    await page.click(`#items tr[data-key="${keys[EMAILS.length]}"] td.key a`);
+    await until(page, "the thread's first page", () => /^Members 0–/.test(document.getElementById("slice-info")?.textContent ?? ""));
+    await page.fill("#pointer-input", "/messages");
+    await page.press("#pointer-input", "Enter");
+    await until(page, "the first page of /messages", () => /^Elements 0–\d+ of 300/.test(document.getElementById("slice-info")?.textContent ?? ""));
+    const first = JSON.parse(await page.textContent("#data"));
+    const [, lastShown] = /^Elements 0–(\d+) of 300/.exec(await page.textContent("#slice-info"));
+    assert.deepEqual(first, THREAD.messages.slice(0, Number(lastShown) + 1));
+    assert.ok(Number(lastShown) < 299, "a 16 KB page holds only part of the 300 messages");
+    await screenshot(page, "cache-viewer-item.png");
+
+    await page.click(".pager button.next");
+    const next = Number(lastShown) + 1;
+    await until(page, "the second page", (n) => (document.getElementById("slice-info")?.textContent ?? "").startsWith(`Elements ${n}–`), next);
+    const second = JSON.parse(await page.textContent("#data"));
+    assert.deepEqual(second[0], THREAD.messages[next]);
+    await page.click(".pager button.previous");
+    await until(page, "the first page again", () => (document.getElementById("slice-info")?.textContent ?? "").startsWith("Elements 0–"));
+
+    // Into one message, then one field of it, by the links the page offers.
+    await page.click('#parts a:text-is("7")');
+    await until(page, "message 7", () => new URLSearchParams(location.hash.slice(1)).get("pointer") === "/messages/7" && document.getElementById("slice-info")?.textContent?.startsWith("The whole value"));
+    assert.deepEqual(JSON.parse(await page.textContent("#data")), THREAD.messages[7]);
+    await page.click('#parts a:text-is("text")');
+    await until(page, "message 7's text", () => document.getElementById("data")?.textContent === JSON.stringify("Message 7 of the Q3 planning thread: notes on item 7, with enough words to fill a line or two of text."));
+    assert.deepEqual(await texts(page, "#pointer-trail a"), ["data", "messages", "7", "text"]);
+    assert.deepEqual(page.errors, []);
+  });
+
+  it("deletes an item only after the confirm step", async () => {
+    await (await viewerTab()).goto(`${PAGES}/viewer.html#session=${sessionId}`);
+    await until(page, "the items table", () => document.querySelectorAll("#items tbody tr").length > 0);
+    const row = `#items tr[data-key="${keys[1]}"]`;
+    await page.click(`${row} button.delete`);
+    await page.click(`${row} button.cancel-delete`);
+    assert.equal(await page.$$eval(row, (found) => found.length), 1, "cancel keeps the item");
+    await page.click(`${row} button.delete`);
+    await page.click(`${row} button.confirm-delete`);
+    await until(page, "the row gone", (key) => !document.querySelector(`#items tr[data-key="${key}"]`), keys[1]);
+    assert.match(await page.textContent("#message"), new RegExp(`^Deleted ${keys[1].slice(sessionId.length + 1)} \\(\\d+B freed\\)\\.$`));
+    assert.equal(await page.$$eval("#items tbody tr", (trs) => trs.length), keys.length - 1);
+    const read = await new DemoAgent(s.browser, sessionId).read(keys[1]);
+    assert.match(read.text, /ItemNotFoundError/);
+    assert.deepEqual(page.errors, []);
+  });
+
+  it("ends the session after the confirm step, and shows it empty", async () => {
+    await page.click("#end-session");
+    assert.match(await page.textContent(".confirm-box .confirm"), new RegExp(`End session ${sessionId}: delete its ${keys.length - 1} items\\?`));
+    await page.click("#confirm-end");
+    await until(page, "no items", () => document.getElementById("no-items") !== null);
+    assert.match(await page.textContent("#message"), new RegExp(`^Ended session ${sessionId}: ${keys.length - 1} items deleted, .* freed\\.$`));
+    assert.match(await page.textContent("#session-summary"), /^0 items, 0B of 50MB/);
+    const list = await new DemoAgent(s.browser, sessionId).list();
+    assert.equal(list.text, "the cache of this session is empty");
+    assert.deepEqual(page.errors, []);
+  });
+
+  it("shows descriptions, keys of pointers and data that look like HTML as text, creating no element", async () => {
+    const hostile = newSessionId();
+    const markup = '<img src=x onerror="globalThis.__pwned = 1"><b>bold</b>';
+    const outcome = await new DemoAgent(s.browser, hostile).write({ [markup]: markup, "<script>": "alert(1)</script>" }, markup);
+    const [key] = keysIn(outcome.text, hostile);
+    assert.ok(key, outcome.text);
+    await (await viewerTab()).goto(`${PAGES}/viewer.html#session=${hostile}`);
+    await until(page, "the item's row", () => document.querySelectorAll("#items tbody tr").length === 1);
+    assert.equal(await page.textContent("#items td.description"), markup);
+    await page.click("#items td.key a");
+    await until(page, "the item's data", () => document.getElementById("data") !== null);
+    assert.equal(await page.textContent("#item-metadata dd:nth-of-type(2)"), markup);
+    assert.deepEqual(JSON.parse(await page.textContent("#data")), { [markup]: markup, "<script>": "alert(1)</script>" });
+    await page.click(`#parts a:text-is(${JSON.stringify(markup)})`);
+    await until(page, "the member's value", (value) => document.getElementById("data")?.textContent === JSON.stringify(value), markup);
+    const created = await page.evaluate(() => ({
+      img: document.querySelectorAll("img").length,
+      b: document.querySelectorAll("b").length,
+      script: document.querySelectorAll("script").length,
+      pwned: globalThis.__pwned ?? null,
+    }));
+    assert.deepEqual(created, { img: 0, b: 0, script: 1, pwned: null }, "the one script is the page's own module");
+    assert.deepEqual(page.errors, []);
+  });
+
+  it("lists the extension's sessions with their counts, once the shim has the sessions op", async (t) => {
+    const listed = newSessionId();
+    const agent = new DemoAgent(s.browser, listed);
+    for (const email of EMAILS.slice(0, 3)) assert.equal((await agent.write(email, describeEmail(email))).resolved, true);
+    const hasOp = await s.browser.run(() => typeof globalThis.llmCache.client.sessions === "function", undefined, { what: "whether client.sessions exists" });
+    await (await viewerTab()).goto(`${PAGES}/viewer.html`);
+    if (!hasOp) {
+      await until(page, "the open-by-id form", () => document.getElementById("sessions-unavailable") !== null);
+      await page.fill("#session-input", listed);
+      await page.press("#session-input", "Enter");
+      await until(page, "the session opened by id", () => document.querySelectorAll("#items tbody tr").length === 3);
+      t.skip("the sessions op has not landed");
+      return;
+    }
+    await until(page, "the session in the list", (id) => document.querySelector(`#sessions tr[data-session="${id}"]`) !== null, listed);
+    const cells = await page.$$eval(`#sessions tr[data-session="${listed}"] td`, (tds) => tds.map((td) => td.textContent));
+    assert.equal(cells[0], listed);
+    assert.equal(cells[1], "3");
+    assert.match(cells[2], /^\d+B$/);
+    assert.equal(cells[5], "host");
+    await page.click(`#sessions tr[data-session="${listed}"] a`);
+    await until(page, "its items", () => document.querySelectorAll("#items tbody tr").length === 3);
+    assert.deepEqual(page.errors, []);
+  });
+});

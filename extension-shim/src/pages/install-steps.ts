@@ -1,0 +1,94 @@
+/**
+ * What the install page tells a person to run, per OS, with this extension's id filled in. Pure: the page
+ * (install.ts) asks the browser for the OS and the id and renders these steps as text; the tests check the
+ * commands themselves.
+ */
+
+/**
+ * The host release this shim goes with, whose package names the steps give. The shim and the host are
+ * released together at one version (Cargo.toml's; test/pages.test.ts checks they agree).
+ */
+export const HOST_RELEASE = "0.1.0";
+
+/** `chrome.runtime.getPlatformInfo().os`: the OSes the browsers report. */
+export type PlatformOs = "linux" | "mac" | "win" | "android" | "cros" | "openbsd" | "fuchsia";
+
+/** Chrome and the browsers built on Chromium take an extension id; Firefox an add-on id, with another flag. */
+export type BrowserFamily = "chromium" | "firefox";
+
+/** One thing to do: words, and the command to type when there is one. */
+export interface InstallStep {
+  text: string;
+  command?: string;
+}
+
+/** One way to install (a package, a tarball, from source), as steps in order. */
+export interface InstallWay {
+  title: string;
+  steps: InstallStep[];
+}
+
+/** Where to get the release files and the source. */
+export const RELEASES_HINT = "from the llm-cache-host release";
+
+/**
+ * The ways to install the host on `os` for the extension `extensionId`, most usual first. Empty on an OS with
+ * no native messaging (ChromeOS, Android): the extension then keeps its cache in the browser.
+ */
+export function installWays(os: string, extensionId: string, browser: BrowserFamily = "chromium", version = HOST_RELEASE): InstallWay[] {
+  const flag = browser === "firefox" ? "--firefox-extension-id" : "--extension-id";
+  const register = (binary: string) => `${binary} install ${flag} ${extensionId}`;
+  const deb = `llm-cache-host_${version}_amd64.deb`;
+  const tarball = `llm-cache-host-${version}-x86_64-linux.tar.gz`;
+  const fromSource: InstallWay = {
+    title: "From source (needs Rust)",
+    steps: [
+      { text: "In a checkout of llm-cache-host, build the release binary and install it for this extension:", command: `./install.sh ${flag} ${extensionId}` },
+    ],
+  };
+  switch (os) {
+    case "linux":
+      return [
+        {
+          title: "Debian or Ubuntu (x86_64)",
+          steps: [
+            { text: `Download ${deb} ${RELEASES_HINT}, then in its folder:`, command: `sudo apt install ./${deb}` },
+            { text: "Register it with your browsers for this extension:", command: register("llm-cache-host") },
+          ],
+        },
+        {
+          title: "Any Linux (x86_64)",
+          steps: [
+            { text: `Download ${tarball} ${RELEASES_HINT}, then in its folder:`, command: `tar xzf ${tarball} && ${register("./llm-cache-host")}` },
+          ],
+        },
+        fromSource,
+      ];
+    case "mac":
+      return [
+        {
+          title: "macOS",
+          steps: [
+            { text: `Download the llm-cache-host binary ${RELEASES_HINT} (or build it: cargo build --release), then in its folder:`, command: register("./llm-cache-host") },
+          ],
+        },
+        fromSource,
+      ];
+    case "win":
+      return [
+        {
+          title: "Windows",
+          steps: [
+            { text: `Download llm-cache-host.exe ${RELEASES_HINT} (or build it: cargo build --release), then in its folder, in PowerShell:`, command: register(".\\llm-cache-host.exe") },
+          ],
+        },
+      ];
+    default:
+      return [];
+  }
+}
+
+/** The OS as the page names it. */
+export function osName(os: string): string {
+  return { linux: "Linux", mac: "macOS", win: "Windows", cros: "ChromeOS", android: "Android" }[os] ?? os;
+}

@@ -1,0 +1,405 @@
+/**
+ * The cache viewer (viewer.html): this extension's sessions; a session's items, a page at a time; an item's
+ * data at a JSON pointer, a page at a time; ending a session and deleting an item, each after a confirm step.
+ *
+ * It reaches the cache through `createLlmCache().client`, the RoutingBackend the agent uses, so it sees exactly
+ * what this extension's agent sees (the host keeps every extension's items apart by its origin) and finds each
+ * session on the backend that holds it. What it shows is in the URL's fragment (viewer-route.ts). Every string
+ * is put in the page as text (dom.ts): descriptions and data are written by an LLM and other tools.
+ *
+ * The session list uses the client's `sessions` op where the shim has it; without it the viewer opens a session
+ * by its id (typed in, or in the URL: viewer.html#session=<id>), and everything else works the same.
+ */
+
+import { createLlmCache, type LlmCache } from "../llm-cache.js";
+import type { CachedItem, CacheMetadata, JsonValue, Slice } from "../protocol.js";
+import { formatAge, formatSize } from "../tool/format.js";
+import { shortKey } from "../tool/keys.js";
+import { button, el, errorLine, show, when, type Child } from "./dom.js";
+import { childPointer, parseRoute, pointerTrail, routeHash, type Route } from "./viewer-route.js";
+
+/** Items per page of a session. */
+export const ITEMS_PAGE = 20;
+/** Sessions per page of the session list. */
+export const SESSIONS_PAGE = 50;
+/** The most bytes of JSON text one page of an item's data shows (the read's `maxBytes`). */
+export const DATA_PAGE_BYTES = 16 * 1024;
+/** The most "open a part" links under one page of data. */
+const MAX_PART_LINKS = 200;
+
+/** One session as the `sessions` op describes it. */
+export interface SessionSummary {
+  sessionId: string;
+  itemCount: number;
+  totalSize: number;
+  createdAt: number;
+  lastAccessedAt: number;
+  backend?: "host" | "indexeddb";
+}
+
+/** The part of the client the session list needs: the `sessions` op, which shims before it lack. */
+export interface SessionLister {
+  sessions(request?: { limit?: number; cursor?: string }): Promise<{ sessions: SessionSummary[]; nextCursor: string | null }>;
+}
+
+export interface ViewerOptions {
+  /** The cache to show; a `createLlmCache()` of the page's own by default. */
+  cache?: LlmCache;
+  /** Where the "install page" link goes; the install page beside this one by default. */
+  installUrl?: string;
+}
+
+/** The client's `sessions` op, where it has one. */
+function sessionLister(cache: LlmCache): SessionLister | undefined {
+  const client = cache.client as unknown as Partial<SessionLister>;
+  return typeof client.sessions === "function" ? (client as SessionLister) : undefined;
+}
+
+/** Renders the view the URL names into `root`, and the next one whenever the fragment changes. */
+export async function mountViewer(root: HTMLElement, options: ViewerOptions = {}): Promise<void> {
+  const viewer = new Viewer(root, options.cache ?? createLlmCache(), options.installUrl ?? "install.html");
+  window.addEventListener("hashchange", () => void viewer.render());
+  await viewer.render();
+}
+
+class Viewer {
+  readonly #cache: LlmCache;
+  readonly #trail: HTMLElement;
+  readonly #message: HTMLElement;
+  readonly #main: HTMLElement;
+  readonly #root: HTMLElement;
+  /** Counts renders, so that a slow answer for a view the user has already left is dropped. */
+  #generation = 0;
+
+  constructor(root: HTMLElement, cache: LlmCache, installUrl: string) {
+    this.#root = root;
+    this.#cache = cache;
+    this.#trail = el("nav", { id: "trail" });
+    this.#message = el("p", { id: "message", role: "status" });
+    this.#main = el("div", { id: "view" });
+    show(
+      root,
+      el("header", {}, el("h1", {}, "LLM cache viewer"), el("a", { href: installUrl, id: "install-link" }, "Install page")),
+      this.#trail,
+      this.#message,
+      this.#main,
+    );
+  }
+
+  /** Shows the view of the current URL. */
+  async render(): Promise<void> {
+    const route = parseRoute(location.hash);
+    const generation = ++this.#generation;
+    this.#root.dataset.loading = "true";
+    this.#renderTrail(route);
+    try {
+      if (route.session && route.key) await this.#itemView(route.session, route.key, route.pointer ?? "", generation);
+      else if (route.session) await this.#sessionView(route.session, generation);
+      else await this.#sessionsView(generation);
+    } catch (error) {
+      if (generation === this.#generation) show(this.#main, el("p", { class: "error" }, errorLine(error)));
+    } finally {
+      if (generation === this.#generation) delete this.#root.dataset.loading;
+    }
+  }
+
+  /** Says what the last action did (or why it failed), until the next one. */
+  #say(text: string, kind: "done" | "error" = "done"): void {
+    this.#message.className = kind;
+    show(this.#message, text);
+  }
+
+  #renderTrail(route: Route): void {
+    const parts: Child[] = [el("a", { href: "#" }, "All sessions")];
+    if (route.session) parts.push(" › ", el("a", { href: routeHash({ session: route.session }) }, route.session));
+    if (route.session && route.key) parts.push(" › ", el("a", { href: routeHash(route) }, shortKey(route.key, route.session)));
+    show(this.#trail, ...parts);
+  }
+
+  // The session list.
+
+  async #sessionsView(generation: number, cursors: Array<string | undefined> = [undefined]): Promise<void> {
+    const input = el("input", { id: "session-input", type: "text", placeholder: "conv_…", "aria-label": "Session id", size: 40 });
+    const form = el("form", { id: "open-session" }, el("label", {}, "Open a session by its id: ", input), " ", el("button", { type: "submit" }, "Open"));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      if (input.value.trim()) location.hash = routeHash({ session: input.value.trim() });
+    });
+    const lister = sessionLister(this.#cache);
+    if (!lister) {
+      show(
+        this.#main,
+        el("h2", {}, "Sessions"),
+        el("p", { id: "sessions-unavailable" }, "This version of the shim can't list sessions; open one by its id."),
+        form,
+      );
+      return;
+    }
+    const cursor = cursors[cursors.length - 1];
+    const page = await lister.sessions(cursor === undefined ? { limit: SESSIONS_PAGE } : { limit: SESSIONS_PAGE, cursor });
+    if (generation !== this.#generation) return;
+    const now = Date.now();
+    const rows = page.sessions.map((session) =>
+      el(
+        "tr",
+        { "data-session": session.sessionId },
+        el("td", {}, el("a", { href: routeHash({ session: session.sessionId }) }, session.sessionId)),
+        el("td", { class: "number" }, session.itemCount),
+        el("td", { class: "number" }, formatSize(session.totalSize)),
+        el("td", {}, when(session.createdAt, now)),
+        el("td", {}, when(session.lastAccessedAt, now)),
+        el("td", {}, session.backend ?? ""),
+      ),
+    );
+    show(
+      this.#main,
+      el("h2", {}, "Sessions"),
+      page.sessions.length === 0 && cursors.length === 1
+        ? el("p", { id: "no-sessions" }, "This extension has no cached sessions.")
+        : el(
+            "table",
+            { id: "sessions" },
+            el("thead", {}, el("tr", {}, ...["Session", "Items", "Size", "Created", "Last used", "Backend"].map((name) => el("th", {}, name)))),
+            el("tbody", {}, ...rows),
+          ),
+      this.#pager(cursors, page.nextCursor, (next) => this.#sessionsView(this.#generation, next)),
+      form,
+    );
+  }
+
+  // One session's items.
+
+  async #sessionView(sessionId: string, generation: number, cursors: Array<string | undefined> = [undefined]): Promise<void> {
+    const client = this.#cache.client;
+    const cursor = cursors[cursors.length - 1];
+    const [stats, page] = await Promise.all([
+      client.stats(sessionId),
+      client.list(cursor === undefined ? { sessionId, limit: ITEMS_PAGE } : { sessionId, limit: ITEMS_PAGE, cursor }),
+    ]);
+    if (generation !== this.#generation) return;
+    const now = Date.now();
+    const reload = () => this.#sessionView(sessionId, this.#generation, cursors);
+    const first = (cursors.length - 1) * ITEMS_PAGE;
+    const summary = el(
+      "p",
+      { id: "session-summary" },
+      `${stats.itemCount} ${stats.itemCount === 1 ? "item" : "items"}, ${formatSize(stats.totalSize)} of ${formatSize(stats.quotaBytes)}` +
+        ` · created ${when(stats.createdAt, now)} · last used ${when(stats.lastAccessedAt, now)} · ${stats.backend === "host" ? "native host" : "in the browser (IndexedDB)"}`,
+    );
+    const endBox = el("div", { class: "confirm-box" });
+    const askEnd = () =>
+      show(
+        endBox,
+        el("span", { class: "confirm" }, `End session ${sessionId}: delete its ${stats.itemCount} items?`),
+        " ",
+        button("End session", () => this.#endSession(sessionId, reload), { id: "confirm-end", class: "danger" }),
+        " ",
+        button("Cancel", () => show(endBox, endButton), { id: "cancel-end" }),
+      );
+    const endButton = button("End session…", askEnd, { id: "end-session" });
+    show(endBox, endButton);
+
+    const rows = page.items.map((item) => this.#itemRow(item, now, reload));
+    show(
+      this.#main,
+      el("h2", {}, "Session ", el("code", {}, sessionId)),
+      summary,
+      endBox,
+      page.items.length === 0
+        ? el("p", { id: "no-items" }, "No items.")
+        : el(
+            "table",
+            { id: "items" },
+            el(
+              "caption",
+              {},
+              `Items ${first + 1}–${first + page.items.length} of ${page.itemCount}, newest first`,
+            ),
+            el("thead", {}, el("tr", {}, ...["Key", "Size", "Age", "Shape", "Description", ""].map((name) => el("th", {}, name)))),
+            el("tbody", {}, ...rows),
+          ),
+      this.#pager(cursors, page.nextCursor, (next) => this.#sessionView(sessionId, this.#generation, next)),
+    );
+  }
+
+  #itemRow(item: CacheMetadata, now: number, reload: () => Promise<void>): HTMLElement {
+    const key = shortKey(item.storageKey, item.sessionId);
+    const actions = el("td", { class: "row-actions" });
+    const askDelete = () =>
+      show(
+        actions,
+        el("span", { class: "confirm" }, "Delete?"),
+        " ",
+        button("Delete", () => this.#deleteItem(item, reload), { class: "danger confirm-delete" }),
+        " ",
+        button("Cancel", () => show(actions, deleteButton), { class: "cancel-delete" }),
+      );
+    const deleteButton = button("Delete…", askDelete, { class: "delete" });
+    show(actions, deleteButton);
+    return el(
+      "tr",
+      { "data-key": item.storageKey },
+      el("td", { class: "key" }, el("a", { href: routeHash({ session: item.sessionId, key: item.storageKey }), title: item.storageKey }, key)),
+      el("td", { class: "number" }, formatSize(item.dataSize)),
+      el("td", { class: "number", title: when(item.timestamp, now) }, `${formatAge(now - item.timestamp)} ago`),
+      el("td", { class: "shape" }, item.shape || "?"),
+      el("td", { class: "description" }, item.description),
+      actions,
+    );
+  }
+
+  async #endSession(sessionId: string, after: () => Promise<void>): Promise<void> {
+    const outcome = await this.#cache.endSession(sessionId);
+    if (outcome.status === "ended") {
+      this.#say(`Ended session ${sessionId}: ${outcome.deletedItems} items deleted, ${formatSize(outcome.freedBytes)} freed.`);
+    } else if (outcome.status === "pending") {
+      this.#say(`Session ${sessionId} will end when its backend can be reached: ${outcome.reason}`, "error");
+    } else {
+      this.#say(`Session ${sessionId} could not be ended: ${errorLine(outcome.error)}`, "error");
+    }
+    await after();
+  }
+
+  async #deleteItem(item: CacheMetadata, after: () => Promise<void>): Promise<void> {
+    try {
+      const result = await this.#cache.client.delete({ sessionId: item.sessionId, storageKey: item.storageKey });
+      this.#say(
+        result.deleted
+          ? `Deleted ${shortKey(item.storageKey, item.sessionId)} (${formatSize(result.freedBytes)} freed).`
+          : `${shortKey(item.storageKey, item.sessionId)} was already gone.`,
+      );
+    } catch (error) {
+      this.#say(`Could not delete ${shortKey(item.storageKey, item.sessionId)}: ${errorLine(error)}`, "error");
+    }
+    await after();
+  }
+
+  /** Previous and Next buttons over pages named by cursors; `cursors` is the trail of pages so far. */
+  #pager(cursors: Array<string | undefined>, nextCursor: string | null, go: (cursors: Array<string | undefined>) => Promise<void>): HTMLElement {
+    return el(
+      "p",
+      { class: "pager" },
+      cursors.length > 1 ? button("‹ Previous page", () => go(cursors.slice(0, -1)), { class: "previous" }) : null,
+      " ",
+      nextCursor !== null ? button("Next page ›", () => go([...cursors, nextCursor]), { class: "next" }) : null,
+    );
+  }
+
+  // One item's data.
+
+  async #itemView(sessionId: string, storageKey: string, pointer: string, generation: number, offsets: number[] = [0]): Promise<void> {
+    const offset = offsets[offsets.length - 1] ?? 0;
+    // The first page asks for the budget only, which a number, boolean or null at the pointer also answers.
+    const request = { sessionId, storageKey, pointer, maxBytes: DATA_PAGE_BYTES, ...(offset > 0 ? { offset } : {}) };
+    const item = await this.#cache.client.read(request);
+    if (generation !== this.#generation) return;
+    const route = { session: sessionId, key: storageKey };
+
+    const input = el("input", { id: "pointer-input", type: "text", value: pointer, placeholder: "/emails/0/subject", "aria-label": "JSON pointer", size: 40 });
+    const form = el("form", { id: "pointer-form" }, el("label", {}, "JSON pointer: ", input), " ", el("button", { type: "submit" }, "Show"));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      location.hash = routeHash({ ...route, pointer: input.value });
+    });
+
+    const deleteBox = el("div", { class: "confirm-box" });
+    const deleteButton = button("Delete item…", () =>
+      show(
+        deleteBox,
+        el("span", { class: "confirm" }, "Delete this item?"),
+        " ",
+        button("Delete", () => this.#deleteItem(item, async () => void (location.hash = routeHash({ session: sessionId }))), {
+          id: "confirm-delete-item",
+          class: "danger",
+        }),
+        " ",
+        button("Cancel", () => show(deleteBox, deleteButton)),
+      ),
+      { id: "delete-item" },
+    );
+    show(deleteBox, deleteButton);
+
+    const trail = pointerTrail(pointer).flatMap((step, index): Child[] => [
+      index === 0 ? null : " / ",
+      el("a", { href: routeHash({ ...route, pointer: step.pointer }) }, step.label),
+    ]);
+    const page = (next: number[]) => this.#itemView(sessionId, storageKey, pointer, this.#generation, next);
+    show(
+      this.#main,
+      el("h2", {}, "Item ", el("code", {}, shortKey(storageKey, sessionId))),
+      metadataList(item),
+      deleteBox,
+      form,
+      el("p", { id: "pointer-trail" }, ...trail),
+      el("p", { id: "slice-info" }, sliceText(item.data, item.slice, item.dataSize)),
+      el("pre", { id: "data" }, JSON.stringify(item.data, null, 2)),
+      el(
+        "p",
+        { class: "pager" },
+        offsets.length > 1 ? button("‹ Previous page", () => page(offsets.slice(0, -1)), { class: "previous" }) : null,
+        " ",
+        item.slice && item.slice.nextOffset !== null && item.slice.nextOffset !== offset
+          ? button("Next page ›", () => page([...offsets, item.slice?.nextOffset ?? 0]), { class: "next" })
+          : null,
+      ),
+      partLinks(item, pointer, route),
+    );
+  }
+}
+
+function metadataList(item: CachedItem): HTMLElement {
+  const rows: Array<[string, string]> = [
+    ["Key", item.storageKey],
+    ["Description", item.description],
+    ["Shape", item.shape || "?"],
+    ["Size", formatSize(item.dataSize)],
+    ["Written", when(item.timestamp)],
+    ["Task / turn", `${item.taskId} / ${item.turnId}`],
+  ];
+  if (item.customMetadata !== undefined) rows.push(["Custom metadata", JSON.stringify(item.customMetadata)]);
+  return el("dl", { id: "item-metadata" }, ...rows.flatMap(([name, value]) => [el("dt", {}, name), el("dd", {}, value)]));
+}
+
+/** Where this page of data lies in the value: "elements 20–39 of 120", or that it is the whole value. */
+function sliceText(data: JsonValue, slice: Slice | undefined, dataSize: number): string {
+  if (!slice) return `The whole value (the item's data is ${formatSize(dataSize)}).`;
+  const unit = Array.isArray(data) ? "elements" : typeof data === "string" ? "characters" : "members";
+  if (slice.count === 0 && slice.nextOffset === slice.offset) {
+    return `The ${unit.slice(0, -1)} at ${slice.offset} alone is longer than a page (${formatSize(DATA_PAGE_BYTES)}): open it below, or with a longer pointer.`;
+  }
+  return `${unit[0]?.toUpperCase()}${unit.slice(1)} ${slice.offset}–${slice.offset + slice.count - 1} of ${slice.total}, a page of at most ${formatSize(DATA_PAGE_BYTES)}.`;
+}
+
+/** Links to the elements or members shown, so the user can go into them; for an oversized element, to it. */
+function partLinks(item: CachedItem, pointer: string, route: Route): HTMLElement | null {
+  const data = item.data;
+  const offset = item.slice?.offset ?? 0;
+  let tokens: Array<string | number>;
+  if (Array.isArray(data)) {
+    tokens = data.length === 0 && item.slice?.count === 0 && item.slice.nextOffset === offset ? [offset] : data.map((_, index) => offset + index);
+  } else if (typeof data === "object" && data !== null) {
+    tokens = Object.keys(data);
+  } else {
+    return null;
+  }
+  if (tokens.length === 0) return null;
+  const shown = tokens.slice(0, MAX_PART_LINKS);
+  return el(
+    "div",
+    { id: "parts" },
+    el("h3", {}, "Open a part"),
+    el(
+      "ul",
+      { class: "parts" },
+      ...shown.map((token) => el("li", {}, el("a", { href: routeHash({ ...route, pointer: childPointer(pointer, token) }) }, String(token)))),
+    ),
+    tokens.length > shown.length ? el("p", {}, `…and ${tokens.length - shown.length} more; name one with the pointer above.`) : null,
+  );
+}
+
+const pageRoot = typeof document === "undefined" ? null : document.getElementById("llm-cache-viewer");
+if (pageRoot) {
+  mountViewer(pageRoot).catch((error: unknown) => {
+    show(pageRoot, el("h1", {}, "LLM cache viewer"), el("p", { class: "error" }, "This page failed: ", errorLine(error)));
+  });
+}
