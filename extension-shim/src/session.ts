@@ -124,14 +124,15 @@ export class SessionCleanup {
    * Session; CONFIG_UPDATE first calls `close()` on the old agent's session. Nothing calls the integrator's
    * code between the new session's birth and its first `reset()` (SESSION_RESET, the Stop button) or `close()`
    * (the next CONFIG_UPDATE, onSuspend), so a follower could only find the new session when something else
-   * happened to ask it, and would miss a session another path made (`Session.import`) or one an old handler
-   * still holds. Every one of those sessions runs the methods of one class, so wrapping them there once covers
-   * them all, with no instance to know and no moment to catch.
+   * happened to ask it, and would miss a session another path made (`Session.import`). Every one of those
+   * sessions runs the methods of one class, so wrapping them there once covers them all, with no instance to
+   * know and no moment to catch.
    *
    * The id is read from the session before the original method runs, since browserx's `reset()` replaces
    * `conversationId` in place. The cleanup runs after the original call and is not awaited by it (its outcome
-   * goes to `onEnded`); a backend that can't be reached gets it on its next connection. What neither covers, a
-   * service worker that dies between `close()` and the host's answer, the host's 24-hour orphan sweep removes.
+   * goes to `onEnded`); a backend that can't be reached gets it on its next connection. A service worker that
+   * dies between `close()` and the backend's answer leaves the cleanup undone, and the backend's 24-hour orphan
+   * sweep removes those items.
    *
    * Idempotent: calling it again for the same class (a service worker that initialises twice) changes nothing
    * and returns the same function, and `attachToSession` on an instance of a wrapped class adds nothing.
