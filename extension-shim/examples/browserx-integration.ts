@@ -1,13 +1,19 @@
-// In browserx's service worker, where it builds its ToolRegistry and Session.
+// In browserx's service worker (src/background/service-worker.ts), where it sets up before building its agent.
 import { REFERENCE_NOTE, browserxTools, createLlmCache } from "@browserx/llm-cache-shim";
 import type { BrowserxToolDefinition, BrowserxToolHandler } from "@browserx/llm-cache-shim";
-import type { Session, ToolRegistry } from "./browserx.js"; // browserx's own classes
+import { Session, type ToolRegistry } from "./browserx.js"; // browserx's own classes
 
 // One port to the host, opened on first use and closed after 30 s without calls (the worker may then sleep).
 const cache = createLlmCache();
 
-// In registerTools(registry): the cache tool, and browser_storage in place of browserx's own StorageTool
-// (the same name, schema and answers, so the LLM calls that use it keep working).
+// Every Session's reset() and close() end the cache of the conversation being left, whichever agent holds it:
+// SESSION_RESET resets, CONFIG_UPDATE closes the old agent's session and builds a new agent with a new Session,
+// onSuspend closes. One call covers every agent the service worker builds. Sent at once, or remembered and sent
+// first on the next connection if the host can't be reached.
+cache.attachToSessionClass(Session);
+
+// In registerTools(registry), which runs for every new agent: the cache tool, and browser_storage in place of
+// browserx's own StorageTool (the same name, schema and answers, so the LLM calls that use it keep working).
 export async function registerCacheTools(registry: ToolRegistry): Promise<void> {
   const { llmCache, browserStorage } = browserxTools(cache);
   await registry.register(llmCache.definition, llmCache.handler);
@@ -21,20 +27,10 @@ export async function registerWithCache(registry: ToolRegistry, definition: Brow
   await registry.register(definition, cache.offloadLargeResults(definition.function.name, cache.withReferences(handler)));
 }
 
-// The agent's system prompt, with the section that teaches the LLM the cache (added once, however often called).
+// In src/core/PromptLoader.ts, loadPrompt() reads prompts/agent_prompt.md: BrowserxAgent makes it the turn's base
+// instructions (at initialize, and again when a turn switches model), and every model request sends them as its
+// `instructions`. Add the section that teaches the LLM the cache there (once, however often it runs):
+//   return agentPrompt(await response.text());
 export function agentPrompt(basePrompt: string): string {
   return cache.withPrompt(basePrompt);
-}
-
-// reset() gives the session a new conversationId and close() ends it: either ends the old conversation's cache.
-// Sent at once, or remembered and sent first on the next connection if the host can't be reached.
-export function endCachesOf(session: Session): () => void {
-  return cache.attachToSession(session);
-}
-
-// Or, where the service worker handles SESSION_RESET itself: read the id before reset() replaces it.
-export async function resetSession(session: Session): Promise<void> {
-  const ended = session.conversationId;
-  await session.reset();
-  await cache.endSession(ended);
 }

@@ -1,7 +1,8 @@
 /**
  * Stands for browserx's own modules in the integration sample (browserx-integration.ts): its ToolRegistry
  * (src/tools/ToolRegistry.ts) and Session (src/core/Session.ts), declared with the members the sample uses,
- * typed as browserx types them. Only the compiler reads this file.
+ * typed as browserx types them. Session is a class the sample passes as a value (attachToSessionClass), as
+ * browserx exports it. Only the compiler reads this file.
  */
 
 import type { BrowserxToolDefinition, BrowserxToolHandler } from "../src/adapters/browserx-types.js";

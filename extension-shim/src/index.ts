@@ -32,7 +32,8 @@
  * - offload.ts: offloadLargeResults, which caches another tool's large results instead of showing them.
  * - references.ts: resolveReferences, which puts cached data into another tool's arguments.
  * - session.ts: endSession for the agent's session hooks, remembered per backend while it can't be reached and
- *   sent first on its next connection; attachToSession for sessions without hooks.
+ *   sent first on its next connection; attachToSessionClass (every session of a class, across rebuilt agents)
+ *   and attachToSession (one object) for sessions without hooks.
  * - storage-area.ts: the chrome.storage.local interface session.ts and routing.ts keep their records in.
  * - llm-cache.ts: createLlmCache, all of the above wired together.
  * - demo-extension.ts: the demo extension's fixed id.

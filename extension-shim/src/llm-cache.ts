@@ -12,7 +12,7 @@ import { errorText } from "./tool/storage-tool.js";
 import { offloadLargeResults, type OffloadOptions, type ToolHandler } from "./offload.js";
 import { resolveReferences } from "./references.js";
 import { RoutingBackend } from "./routing.js";
-import { SessionCleanup, type EndSessionOutcome, type ResettableSession } from "./session.js";
+import { SessionCleanup, type EndSessionOutcome, type OnSessionEnded, type ResettableSession, type ResettableSessionClass } from "./session.js";
 import type { CacheStatus, StatusOptions } from "./status.js";
 import { chromeLocalStorage, type KeyValueStore } from "./storage-area.js";
 import type { DefinitionVariant } from "./tool/definitions.js";
@@ -49,8 +49,13 @@ export interface LlmCache {
   cleanup: SessionCleanup;
   /** For the agent's session-end hooks; see SessionCleanup.endSession. */
   endSession: (sessionId: string) => Promise<EndSessionOutcome>;
-  /** Ends the conversation's cache whenever `session.reset()` or `session.close()` runs; see SessionCleanup. */
-  attachToSession: (session: ResettableSession, onEnded?: (sessionId: string, outcome: EndSessionOutcome) => void) => () => void;
+  /**
+   * Ends a conversation's cache whenever `reset()` or `close()` runs on any instance of the class (browserx's
+   * Session), across agents rebuilt with new sessions; see SessionCleanup.attachToSessionClass.
+   */
+  attachToSessionClass: (sessionClass: ResettableSessionClass, onEnded?: OnSessionEnded) => () => void;
+  /** Ends the conversation's cache whenever this one `session.reset()` or `session.close()` runs; see SessionCleanup. */
+  attachToSession: (session: ResettableSession, onEnded?: OnSessionEnded) => () => void;
   /**
    * Which backend serves new sessions, the host's version, and why the host isn't used, if it isn't;
    * `{ recheck: true }` asks the host over a new port (see StatusOptions).
@@ -101,6 +106,7 @@ export function createLlmCache(options: LlmCacheOptions = {}): LlmCache {
     tool,
     cleanup,
     endSession: (sessionId) => cleanup.endSession(sessionId),
+    attachToSessionClass: (sessionClass, onEnded) => cleanup.attachToSessionClass(sessionClass, onEnded),
     attachToSession: (session, onEnded) => cleanup.attachToSession(session, onEnded),
     status: (statusOptions) => client.status(statusOptions),
     systemPrompt: cachePrompt(),

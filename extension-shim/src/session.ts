@@ -1,6 +1,7 @@
 /**
- * Session cleanup: `endSession(sessionId)` for the agent's session hooks, and `attachToSession` for an agent
- * whose session object has `reset()` and `close()` but no hooks (browserx's Session).
+ * Session cleanup: `endSession(sessionId)` for the agent's session hooks, and, for an agent whose sessions have
+ * `reset()` and `close()` but no hooks (browserx's Session), `attachToSessionClass` for every session of a class
+ * and `attachToSession` for one session object.
  *
  * A session's data must go when the session ends, even if the host can't be reached at that moment (not
  * installed yet, crashed, the browser shutting down). So a cleanup that fails with StorageUnavailableError is
@@ -54,9 +55,29 @@ export interface ResettableSession {
   close(...args: any[]): unknown;
 }
 
+/** What `attachToSessionClass` needs: a class whose instances are ResettableSessions (browserx's `Session`). */
+export interface ResettableSessionClass {
+  readonly prototype: ResettableSession;
+}
+
+/** Called with the conversation whose cache a reset() or close() ended, and how that went. */
+export type OnSessionEnded = (sessionId: string, outcome: EndSessionOutcome) => void;
+
+/**
+ * Marks a reset() or close() wrapper with the SessionCleanup it ends caches for, so that wrapping a session
+ * whose class is already wrapped (or a class twice) never ends one conversation twice. Deleted when the
+ * wrapper is detached, which makes the wrapper a plain pass-through.
+ */
+const ENDS_CACHE_FOR = Symbol("llmCache.endsCacheFor");
+
+type SessionMethod = (this: ResettableSession, ...args: any[]) => unknown;
+type MarkedMethod = SessionMethod & { [ENDS_CACHE_FOR]?: SessionCleanup };
+
 export class SessionCleanup {
   readonly #client: CacheBackend;
   readonly #storage: KeyValueStore;
+  /** The prototypes attachToSessionClass has wrapped, with the function that unwraps each. */
+  readonly #classes = new WeakMap<object, () => void>();
 
   constructor(client: CacheBackend, storage: KeyValueStore) {
     this.#client = client;
@@ -94,31 +115,111 @@ export class SessionCleanup {
   }
 
   /**
-   * Makes `session.reset()` and `session.close()` end the conversation's cache. The id is read before the
-   * original call runs, since browserx's reset() replaces `conversationId` in place. The cleanup runs after
-   * the original call and is not awaited by it (its outcome goes to `onEnded`). Returns a function that puts
-   * the original methods back.
+   * Makes `reset()` and `close()` of every instance of `sessionClass` end the cache of the conversation being
+   * left, whichever object holds the session and whenever it was made: one call where the agent is set up.
+   *
+   * Why the class and not the agent (a `followAgent(() => agent)` that finds the current session through the
+   * agent): browserx's service worker keeps its agent in a variable and replaces it. At start (doInitialize)
+   * and on every settings change (CONFIG_UPDATE) it builds a new BrowserxAgent, whose constructor builds a new
+   * Session; CONFIG_UPDATE first calls `close()` on the old agent's session. Nothing calls the integrator's
+   * code between the new session's birth and its first `reset()` (SESSION_RESET, the Stop button) or `close()`
+   * (the next CONFIG_UPDATE, onSuspend), so a follower could only find the new session when something else
+   * happened to ask it, and would miss a session another path made (`Session.import`). Every one of those
+   * sessions runs the methods of one class, so wrapping them there once covers them all, with no instance to
+   * know and no moment to catch.
+   *
+   * The id is read from the session before the original method runs, since browserx's `reset()` replaces
+   * `conversationId` in place. The cleanup runs after the original call and is not awaited by it (its outcome
+   * goes to `onEnded`); a backend that can't be reached gets it on its next connection. A service worker that
+   * dies between `close()` and the backend's answer leaves the cleanup undone, and the backend's 24-hour orphan
+   * sweep removes those items.
+   *
+   * Idempotent: calling it again for the same class (a service worker that initialises twice) changes nothing
+   * and returns the same function, and `attachToSession` on an instance of a wrapped class adds nothing.
+   * Returns a function that puts the class's own methods back.
+   *
+   * # Errors
+   * A TypeError when the class's prototype has no `reset` or `close` method.
    */
-  attachToSession<S extends ResettableSession>(session: S, onEnded?: (sessionId: string, outcome: EndSessionOutcome) => void): () => void {
-    const original = { reset: session.reset, close: session.close };
-    const cleanup = this; // `this` inside the wrappers is the session
-    const wrap = (method: (...args: any[]) => unknown) =>
-      function (this: S, ...args: any[]): unknown {
-        const sessionId = session.conversationId;
-        const result = method.apply(this, args);
-        const end = () => {
-          void cleanup.endSession(sessionId).then((outcome) => onEnded?.(sessionId, outcome));
-        };
-        if (result instanceof Promise) return result.finally(end);
-        end();
-        return result;
-      };
-    session.reset = wrap(original.reset);
-    session.close = wrap(original.close);
-    return () => {
-      session.reset = original.reset;
-      session.close = original.close;
+  attachToSessionClass(sessionClass: ResettableSessionClass, onEnded?: OnSessionEnded): () => void {
+    const prototype = sessionClass?.prototype as unknown as Record<"reset" | "close", MarkedMethod> | undefined;
+    for (const name of ["reset", "close"] as const) {
+      if (typeof prototype?.[name] !== "function") {
+        throw new TypeError(
+          `attachToSessionClass: expected a session class whose instances have reset() and close(), but its prototype has no ${name}() method; pass the class itself (browserx's Session), not an instance, or use attachToSession(session) for one object`,
+        );
+      }
+    }
+    const attached = this.#classes.get(prototype!);
+    if (attached) return attached;
+    const original = { reset: prototype!.reset, close: prototype!.close };
+    const wrappers = {
+      reset: this.#wrap(original.reset, (session) => session.conversationId, onEnded),
+      close: this.#wrap(original.close, (session) => session.conversationId, onEnded),
     };
+    Object.assign(prototype!, wrappers);
+    const detach = () => {
+      for (const name of ["reset", "close"] as const) {
+        delete wrappers[name][ENDS_CACHE_FOR];
+        // Put the original back unless something has wrapped ours since; ours is now a pass-through anyway.
+        if (prototype![name] === wrappers[name]) prototype![name] = original[name];
+      }
+      this.#classes.delete(prototype!);
+    };
+    this.#classes.set(prototype!, detach);
+    return detach;
+  }
+
+  /**
+   * Makes `session.reset()` and `session.close()` end the conversation's cache, for this one object. The id
+   * is read before the original call runs, since browserx's reset() replaces `conversationId` in place. The
+   * cleanup runs after the original call and is not awaited by it (its outcome goes to `onEnded`). An agent
+   * that replaces its session (browserx on every settings change) needs `attachToSessionClass` instead.
+   * Returns a function that puts the original methods back.
+   */
+  attachToSession<S extends ResettableSession>(session: S, onEnded?: OnSessionEnded): () => void {
+    const methods = session as unknown as Record<"reset" | "close", MarkedMethod>;
+    const restore: Array<() => void> = [];
+    for (const name of ["reset", "close"] as const) {
+      const own = Object.prototype.hasOwnProperty.call(session, name);
+      const original = methods[name];
+      const wrapper = this.#wrap(original, () => session.conversationId, onEnded);
+      methods[name] = wrapper;
+      restore.push(() => {
+        delete wrapper[ENDS_CACHE_FOR];
+        // A method the session inherited is inherited again, so a class wrapped later reaches it.
+        if (own) methods[name] = original;
+        else delete (methods as Partial<typeof methods>)[name];
+      });
+    }
+    return () => restore.forEach((undo) => undo());
+  }
+
+  /** Whether `method` is a wrapper that ends caches for this cleanup and hasn't been detached. */
+  #endsCache(method: MarkedMethod | undefined): boolean {
+    return method?.[ENDS_CACHE_FOR] === this;
+  }
+
+  /**
+   * `method`, ending the cache of the conversation `idOf` names (read before the method runs) once it has run.
+   * A method that already does that for this cleanup (a class wrapper under an instance wrapper) is called as
+   * it is, so one reset() ends one conversation once.
+   */
+  #wrap(method: MarkedMethod, idOf: (session: ResettableSession) => string, onEnded?: OnSessionEnded): MarkedMethod {
+    const cleanup = this;
+    const wrapper: MarkedMethod = function (this: ResettableSession, ...args: any[]): unknown {
+      if (wrapper[ENDS_CACHE_FOR] !== cleanup || cleanup.#endsCache(method)) return method.apply(this, args);
+      const sessionId = idOf(this);
+      const result = method.apply(this, args);
+      const end = () => {
+        void cleanup.endSession(sessionId).then((outcome) => onEnded?.(sessionId, outcome));
+      };
+      if (result instanceof Promise) return result.finally(end);
+      end();
+      return result;
+    };
+    Object.defineProperty(wrapper, ENDS_CACHE_FOR, { value: this, configurable: true });
+    return wrapper;
   }
 
   /**

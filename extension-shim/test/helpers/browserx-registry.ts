@@ -12,6 +12,7 @@
  *   gets `(parameters, {sessionId, turnId, toolName, metadata: undefined})`; a resolved handler is a success
  *   whatever it resolved with; a rejected one is EXECUTION_ERROR (TIMEOUT when its message says "timeout").
  * - what the LLM reads: JSON.stringify(data) for a success, "Error: <message>" for a failure.
+ * - clear: every tool unregistered (BrowserxAgent.cleanup).
  *
  * The types are declared here again, from browserx's BaseTool.ts, independently of src/adapters/browserx-types.ts,
  * so that the compiler checks the shim's pairs against a second copy.
@@ -87,6 +88,11 @@ export class BrowserxStyleRegistry {
     }
     if (this.#tools.has(name)) throw new Error(`Tool '${name}' is already registered`);
     this.#tools.set(name, { definition: tool, handler });
+  }
+
+  /** What BrowserxAgent.cleanup() calls before the service worker replaces the agent. */
+  clear(): void {
+    this.#tools.clear();
   }
 
   listTools(): ToolDefinition[] {
