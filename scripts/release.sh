@@ -75,6 +75,7 @@ if [ ${#firefox_ids[@]} -eq 0 ]; then
     firefox_ids=("$demo_id")
   fi
 fi
+[ ${#chrome_ids[@]} -gt 0 ] && [ ${#firefox_ids[@]} -gt 0 ] || fail "no ids in RELEASE_EXTENSION_IDS or RELEASE_FIREFOX_EXTENSION_IDS"
 # The binary checks both kinds of id again when it prints the manifests; Firefox's rule is its alone.
 for id in "${chrome_ids[@]}"; do
   [[ $id =~ ^[a-p]{32}$ ]] || fail "\"$id\" is not a Chrome extension id: 32 letters from a to p, as chrome://extensions shows it"
@@ -84,8 +85,15 @@ for tool in cargo dpkg dpkg-deb dpkg-shlibdeps sha256sum tar gzip; do
   command -v "$tool" >/dev/null || fail "$tool is missing (dpkg-shlibdeps is in Debian's dpkg-dev package: apt-get install dpkg-dev)"
 done
 
+id_flags=()
+for id in "${chrome_ids[@]}"; do id_flags+=(--extension-id "$id"); done
+for id in "${firefox_ids[@]}"; do id_flags+=(--firefox-extension-id "$id"); done
+
 cargo build --release --locked --quiet
 binary=target/release/llm-cache-host
+# The binary's own check of every id, before anything is written.
+"$binary" manifest --browser firefox --path /usr/bin/llm-cache-host "${id_flags[@]}" >/dev/null \
+  || fail "the ids above are refused (the binary said why)"
 version=$("$binary" --version | sed -n 's/^llm-cache-host \(.*\)$/\1/p')
 [ -n "$version" ] || fail "$binary --version printed no version"
 arch=$(uname -m)
@@ -118,9 +126,6 @@ root=$work/debian/llm-cache-host
 install -d -m 0755 "$root/DEBIAN" "$root/usr/bin" "$root/usr/share/doc/llm-cache-host"
 install -m 0755 "$binary" "$root/usr/bin/llm-cache-host"
 install -m 0644 README.md LICENSE LICENSE-MIT LICENSE-APACHE "$root/usr/share/doc/llm-cache-host/"
-id_flags=()
-for id in "${chrome_ids[@]}"; do id_flags+=(--extension-id "$id"); done
-for id in "${firefox_ids[@]}"; do id_flags+=(--firefox-extension-id "$id"); done
 # Where each browser looks for hosts registered for every user. Chrome, Chromium, Edge and Firefox
 # document theirs. Brave and Vivaldi document none: Chromium's source (chrome/common/chrome_paths.cc)
 # gives builds that are not Google Chrome /etc/chromium, which is what `install --system` writes for
