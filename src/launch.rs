@@ -52,6 +52,7 @@ Setting it up (run `llm-cache-host <command> --help` for the flags):
   llm-cache-host install      copy this binary to a stable place and register it with your browsers
   llm-cache-host uninstall    remove exactly what install wrote
   llm-cache-host doctor       check every step a browser takes to start the host
+  llm-cache-host manifest     print the manifest install writes, for a package to ship (writes nothing)
   llm-cache-host verify       check the store's invariants (--repair: put right what can be)
 
 Seeing and clearing the cache (each takes --json):
@@ -92,7 +93,8 @@ pub fn parse(args: &[String]) -> Launch {
     }
     match (first.as_str(), args.get(1)) {
         (
-            "install" | "uninstall" | "doctor" | "verify" | "sessions" | "list" | "show" | "end" | "purge" | "call",
+            "install" | "uninstall" | "doctor" | "manifest" | "verify" | "sessions" | "list" | "show" | "end" | "purge"
+            | "call",
             _,
         ) => Launch::Setup(args.to_vec()),
         ("-h" | "--help" | "help", _) => Launch::Help,

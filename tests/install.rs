@@ -183,6 +183,38 @@ fn several_extension_ids() {
     assert_ok(&machine.doctor(&["--browser", "chromium", "--extension-id", other]), "doctor for the other id");
 }
 
+/// `manifest` prints, byte for byte, what `install` writes for the same browser, binary and ids, and
+/// writes nothing: a package built from its output registers the host exactly as `install` would.
+#[test]
+fn manifest_prints_what_install_writes() {
+    let machine = Machine::new();
+    let other = "abcdefghijklmnopabcdefghijklmnop";
+    let before = machine.tree();
+    let binary = machine.installed_binary();
+    let binary = binary.to_str().unwrap();
+    let ids = ["--extension-id", DEMO_ID, "--extension-id", other, "--firefox-extension-id", "x@y.z"];
+    let printed = |browser: &str| {
+        let mut args = vec!["manifest", "--browser", browser, "--path", binary];
+        args.extend_from_slice(&ids);
+        let run = machine.run(&args);
+        assert_eq!(run.code, 0, "{}", run.stdout);
+        run.stdout
+    };
+    let (chromium, firefox) = (printed("chromium"), printed("firefox"));
+    assert_eq!(machine.tree(), before, "manifest writes nothing");
+
+    let mut args = vec!["install", "--browser", "chromium", "--browser", "firefox"];
+    args.extend_from_slice(&ids);
+    assert_ok(&machine.run(&args), "install");
+    assert_eq!(std::fs::read_to_string(machine.chromium_manifest()).unwrap(), chromium);
+    assert_eq!(std::fs::read_to_string(machine.firefox_manifest()).unwrap(), firefox);
+    assert_eq!(read_json(&machine.firefox_manifest())["allowed_extensions"], json!(["x@y.z"]));
+
+    let run = machine.run(&["manifest", "--browser", "chromium", "--path", "llm-cache-host"]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(run.stdout.contains("the path must be absolute"), "{}", run.stdout);
+}
+
 /// The `sudo` mistake: a user install into a home that belongs to someone else is refused before
 /// anything is written. Needs root, to give a folder to another user.
 #[test]

@@ -15,7 +15,7 @@ use super::browsers::{Browser, Platform, Scope};
 use super::doctor::{DoctorOptions, doctor};
 use super::install::install;
 use super::manifest::{
-    DEFAULT_EXTENSION_ID, DEFAULT_FIREFOX_EXTENSION_ID, is_chrome_extension_id, is_firefox_extension_id,
+    DEFAULT_EXTENSION_ID, DEFAULT_FIREFOX_EXTENSION_ID, HostManifest, is_chrome_extension_id, is_firefox_extension_id,
 };
 use super::uninstall::uninstall;
 use super::{Selection, say};
@@ -50,6 +50,24 @@ enum SetupCommand {
     /// every browser it finds installed, or with all six when it finds none.
     #[command(after_help = LOCATIONS)]
     Install(Flags),
+    /// Print the manifest `install` writes for a browser, pointing at --path, and write nothing.
+    ///
+    /// For packagers: a package that puts the binary at a fixed place (a .deb's /usr/bin/llm-cache-host)
+    /// ships this text as its manifest files, so they match what `install` writes, byte for byte.
+    Manifest {
+        /// The browser whose manifest shape to print (Firefox's differs from the Chromium family's).
+        #[arg(long, value_enum, value_name = "BROWSER")]
+        browser: Browser,
+        /// The absolute path the browser starts the host from.
+        #[arg(long, value_name = "PATH", value_parser = absolute_path)]
+        path: PathBuf,
+        /// A Chrome extension id to allow, as chrome-extension://<ID>/ in allowed_origins (repeatable).
+        #[arg(long = "extension-id", value_name = "ID", default_value = DEFAULT_EXTENSION_ID, value_parser = chrome_id)]
+        extension_ids: Vec<String>,
+        /// A Firefox add-on id to allow in allowed_extensions (repeatable).
+        #[arg(long = "firefox-extension-id", value_name = "ID", default_value = DEFAULT_FIREFOX_EXTENSION_ID, value_parser = firefox_id)]
+        firefox_extension_ids: Vec<String>,
+    },
     /// Remove exactly what `install` wrote (its record lists it); cached data stays unless --purge.
     Uninstall {
         /// Undo a `--system` install.
@@ -213,6 +231,16 @@ fn firefox_id(id: &str) -> Result<String, String> {
     }
 }
 
+fn absolute_path(path: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(path);
+    if path.is_absolute() {
+        Ok(path)
+    } else {
+        Err("browsers start the host without a shell or PATH, so the path must be absolute, e.g. /usr/bin/llm-cache-host"
+            .into())
+    }
+}
+
 /// Where manifests go, for `install --help`.
 const LOCATIONS: &str = "\
 Where browsers look for the manifest (user level; --system in brackets):
@@ -251,6 +279,12 @@ pub fn run(args: &[String]) -> ExitCode {
     let mut stdout = std::io::stdout().lock();
     let result = match cli.command {
         SetupCommand::Install(flags) => install(&flags.selection(), &platform, &mut stdout).map(|()| true),
+        SetupCommand::Manifest { browser, path, extension_ids, firefox_extension_ids } => {
+            let manifest = HostManifest::new(browser.family(), &path, &extension_ids, &firefox_extension_ids);
+            std::io::Write::write_all(&mut stdout, manifest.to_text().as_bytes())
+                .map(|()| true)
+                .map_err(|e| super::Failure(format!("can't print the manifest: {e}")))
+        }
         SetupCommand::Uninstall { system, purge } => {
             let scope = if system { Scope::System } else { Scope::User };
             uninstall(scope, purge, &platform, &mut stdout).map(|()| true)
@@ -340,6 +374,9 @@ mod tests {
             &["install", "--firefox-extension-id", "plain"],
             &["uninstall", "--browser", "chrome"],
             &["doctor", "extra"],
+            &["manifest", "--path", "/usr/bin/llm-cache-host"],
+            &["manifest", "--browser", "chromium"],
+            &["manifest", "--browser", "chromium", "--path", "bin/llm-cache-host"],
         ] {
             assert!(parse(words).is_err(), "{words:?}");
         }
