@@ -90,7 +90,7 @@ describe("the install page in Chromium", { skip: SKIP, timeout: 120_000 }, () =>
     assert.deepEqual(await texts(page, "#steps .command"), [
       `sudo apt install ./llm-cache-host_${version}_amd64.deb`,
       `llm-cache-host install --extension-id ${EXTENSION_ID}`,
-      `tar xzf llm-cache-host-${version}-x86_64-linux.tar.gz && ./llm-cache-host install --extension-id ${EXTENSION_ID}`,
+      `tar xzf llm-cache-host-${version}-x86_64-linux.tar.gz && cd llm-cache-host-${version}-x86_64-linux && ./llm-cache-host install --extension-id ${EXTENSION_ID}`,
       `./install.sh --extension-id ${EXTENSION_ID}`,
     ]);
     await screenshot(page, "install-page.png");

@@ -26,7 +26,7 @@ describe("install steps", () => {
     assert.deepEqual(commands("linux"), [
       `sudo apt install ./llm-cache-host_${HOST_RELEASE}_amd64.deb`,
       `llm-cache-host install --extension-id ${id}`,
-      `tar xzf llm-cache-host-${HOST_RELEASE}-x86_64-linux.tar.gz && ./llm-cache-host install --extension-id ${id}`,
+      `tar xzf llm-cache-host-${HOST_RELEASE}-x86_64-linux.tar.gz && cd llm-cache-host-${HOST_RELEASE}-x86_64-linux && ./llm-cache-host install --extension-id ${id}`,
       `./install.sh --extension-id ${id}`,
     ]);
   });
@@ -38,7 +38,7 @@ describe("install steps", () => {
 
   it("in Firefox, with the add-on id's own flag", () => {
     assert.deepEqual(installWays("linux", "addon@example.org", "firefox")[1]?.steps[0]?.command,
-      `tar xzf llm-cache-host-${HOST_RELEASE}-x86_64-linux.tar.gz && ./llm-cache-host install --firefox-extension-id addon@example.org`);
+      `tar xzf llm-cache-host-${HOST_RELEASE}-x86_64-linux.tar.gz && cd llm-cache-host-${HOST_RELEASE}-x86_64-linux && ./llm-cache-host install --firefox-extension-id addon@example.org`);
   });
 
   it("none where browsers can't start native hosts", () => {

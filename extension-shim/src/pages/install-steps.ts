@@ -39,7 +39,8 @@ export function installWays(os: string, extensionId: string, browser: BrowserFam
   const flag = browser === "firefox" ? "--firefox-extension-id" : "--extension-id";
   const register = (binary: string) => `${binary} install ${flag} ${extensionId}`;
   const deb = `llm-cache-host_${version}_amd64.deb`;
-  const tarball = `llm-cache-host-${version}-x86_64-linux.tar.gz`;
+  const tarballFolder = `llm-cache-host-${version}-x86_64-linux`;
+  const tarball = `${tarballFolder}.tar.gz`;
   const fromSource: InstallWay = {
     title: "From source (needs Rust)",
     steps: [
@@ -53,13 +54,16 @@ export function installWays(os: string, extensionId: string, browser: BrowserFam
           title: "Debian or Ubuntu (x86_64)",
           steps: [
             { text: `Download ${deb} ${RELEASES_HINT}, then in its folder:`, command: `sudo apt install ./${deb}` },
-            { text: "Register it with your browsers for this extension:", command: register("llm-cache-host") },
+            {
+              text: "If this page still says the host isn't used, the package was built for other extensions; register it for this one:",
+              command: register("llm-cache-host"),
+            },
           ],
         },
         {
           title: "Any Linux (x86_64)",
           steps: [
-            { text: `Download ${tarball} ${RELEASES_HINT}, then in its folder:`, command: `tar xzf ${tarball} && ${register("./llm-cache-host")}` },
+            { text: `Download ${tarball} ${RELEASES_HINT}, then in its folder:`, command: `tar xzf ${tarball} && cd ${tarballFolder} && ${register("./llm-cache-host")}` },
           ],
         },
         fromSource,
