@@ -8,7 +8,7 @@
 //! - [`frame`]: the wire codec: length-prefixed frames in, chunked replies out.
 //! - [`message`]: the request fields as they arrive and the reply envelope.
 //! - [`cmd`]: one file per operation (`hello`, `write`, `read`, `list`, `update`, `delete`,
-//!   `endSession`, `stats`, `append`, `search`); each parses its fields and returns a value.
+//!   `endSession`, `stats`, `append`, `search`, `sessions`); each parses its fields and returns a value.
 //! - [`json`]: JSON on bytes: value boundaries, slices, shapes and search, as pure functions.
 //! - [`store`]: the LMDB environment, its databases and transactions; [`store_file`] checks its
 //!   data file before it is mapped; [`store_pages`] gives the map's pages back after each transaction.

@@ -33,10 +33,11 @@ pub const MAX_REQUEST_FRAME_BYTES: u32 = 8 * 1024 * 1024;
 /// error reply reaches its caller; the rest is read and dropped.
 pub const OVERSIZED_HEAD_BYTES: usize = 4096;
 
-/// How many items `list` returns when the request names no `limit`.
+/// How many items `list` (or sessions `sessions`) returns when the request names no `limit`.
 pub const DEFAULT_LIST_LIMIT: usize = 100;
 
-/// The most items one `list` page may hold.
+/// The most items one `list` page (or sessions one `sessions` page) may hold; a `sessions` page reads
+/// at most this many session records, and one more.
 pub const MAX_LIST_LIMIT: usize = 1000;
 
 /// The most words a `list` or `search` query may have, so that matching costs a bounded amount per

@@ -23,7 +23,7 @@ pub struct Fields<'a> {
     /// Which operation to run.
     #[serde(borrow)]
     pub op: Option<&'a RawValue>,
-    /// The session every op but `hello` acts on.
+    /// The session every op but `hello` and `sessions` acts on.
     #[serde(borrow)]
     pub session_id: Option<&'a RawValue>,
     /// `write`'s task id and `list`'s task filter.
@@ -47,7 +47,7 @@ pub struct Fields<'a> {
     /// `read`'s RFC 6901 pointer into the data.
     #[serde(borrow)]
     pub pointer: Option<&'a RawValue>,
-    /// `list`'s and `search`'s page size; the length of `read`'s slice.
+    /// `list`'s, `search`'s and `sessions`' page size; the length of `read`'s slice.
     #[serde(borrow)]
     pub limit: Option<&'a RawValue>,
     /// Where `read`'s slice starts.
@@ -65,7 +65,7 @@ pub struct Fields<'a> {
     /// The words `list` and `search` look for.
     #[serde(borrow)]
     pub query: Option<&'a RawValue>,
-    /// `list`'s and `search`'s continuation from an earlier page.
+    /// `list`'s, `search`'s and `sessions`' continuation from an earlier page.
     #[serde(borrow)]
     pub cursor: Option<&'a RawValue>,
 }

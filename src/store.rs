@@ -877,6 +877,35 @@ impl Dbs {
         Ok(())
     }
 
+    /// An origin's session records in sessionId order (bytes), from just after `after` or from the
+    /// first; each as its sessionId and its totals, or `None` when the record can't be decoded. Only
+    /// the records walked are read: a caller that stops after n of them has read n (and one page
+    /// of the B-tree's interior to find the first).
+    pub fn sessions_of<'t>(
+        &'t self,
+        txn: &'t ReadTxn<'_>,
+        origin: &str,
+        after: Option<&str>,
+    ) -> Result<impl Iterator<Item = Result<(&'t str, Option<SessionRecord>), StoreError>> + 't, StoreError> {
+        // Every key of the origin lies between `origin NUL` and `origin \x01`.
+        let lower = match after {
+            Some(session_id) => Bound::Excluded(session_key(origin, session_id)),
+            None => Bound::Included(session_key(origin, "")),
+        };
+        let mut upper = origin.as_bytes().to_vec();
+        upper.push(1);
+        let range = (lower.as_ref().map(Vec::as_slice), Bound::Excluded(upper.as_slice()));
+        let iter = self.sessions.range(txn, &range)?;
+        let pages = &self.pages;
+        let prefix = origin.len() + 1;
+        Ok(iter.map(move |entry| {
+            let (key, bytes) = entry?;
+            pages.read(bytes.len());
+            let session_id = std::str::from_utf8(&key[prefix..]).unwrap_or_default();
+            Ok((session_id, serde_json::from_slice::<SessionRecord>(bytes).ok()))
+        }))
+    }
+
     /// Every session of every origin whose last access is at or before `cutoff`, as `(origin, sessionId)`.
     pub fn sessions_idle_since(&self, txn: &ReadTxn<'_>, cutoff: u64) -> Result<Vec<(String, String)>, StoreError> {
         let mut idle = Vec::new();

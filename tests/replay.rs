@@ -208,5 +208,6 @@ transcripts!(
     search,
     hostile_input,
     read_many,
-    group_commit
+    group_commit,
+    sessions
 );

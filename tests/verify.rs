@@ -173,3 +173,28 @@ fn verify_reports_a_truncated_store_file_it_cannot_open() {
     assert!(out.contains("problem: the store file") && out.contains("is truncated: it has 8192 bytes"), "{out}");
     assert!(out.contains("restore it from a backup"), "{out}");
 }
+
+#[test]
+fn sessions_passes_over_a_session_record_it_cannot_read_and_counts_it_toward_the_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut host = Session::start(dir, ORIGIN);
+    for (n, session) in ["conv_a", "conv_b", "conv_c"].iter().enumerate() {
+        host.ok(json!({"id": n, "op": "write", "sessionId": session, "data": n, "description": "d"}));
+    }
+    assert!(host.close().1.success());
+    tamper(dir, |txn, db| db("sessions").put(txn, &session_key(ORIGIN, "conv_b"), b"not json").unwrap());
+
+    let ids = |page: &Value| -> Vec<String> {
+        page["sessions"].as_array().unwrap().iter().map(|s| s["sessionId"].as_str().unwrap().to_owned()).collect()
+    };
+    let mut host = Session::start(dir, ORIGIN);
+    // A page of two walks conv_a and conv_b, whose record can't be read: it holds conv_a alone, so
+    // that a page never reads more than limit + 1 records, and its cursor leads on past conv_b.
+    let page = host.ok(json!({"id": 1, "op": "sessions", "limit": 2}));
+    assert_eq!(ids(&page), ["conv_a"]);
+    let rest = host.ok(json!({"id": 2, "op": "sessions", "limit": 2, "cursor": page["nextCursor"]}));
+    assert_eq!(ids(&rest), ["conv_c"]);
+    assert_eq!(rest["nextCursor"], Value::Null);
+    assert!(host.close().1.success());
+}

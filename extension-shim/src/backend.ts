@@ -27,6 +27,8 @@ import type {
   Reply,
   SearchRequest,
   SearchResult,
+  SessionsRequest,
+  SessionsResult,
   Slice,
   StatsResult,
   UpdateRequest,
@@ -36,7 +38,7 @@ import type {
 /** Which store answers: the native host, or the in-browser IndexedDB backend. */
 export type BackendKind = "host" | "indexeddb";
 
-/** A result the RoutingBackend has marked with the backend that answered it (`hello` and `stats`). */
+/** A result the RoutingBackend has marked with the backend that answered it (`hello`, `stats`, each of `sessions`). */
 export type Served<T> = T & { backend: BackendKind };
 
 export interface RequestOptions {
@@ -82,6 +84,12 @@ export interface CacheBackend {
   delete(request: KeyRequest, options?: RequestOptions): Promise<DeleteResult>;
   endSession(sessionId: string, options?: RequestOptions): Promise<EndSessionResult>;
   stats(sessionId: string, options?: RequestOptions): Promise<StatsResult>;
+  /**
+   * A page of the extension's sessions that hold items, in sessionId order, with their totals (PROTOCOL.md
+   * section 4.11); pass `nextCursor` back as `cursor` for the next page. For extension pages such as a cache
+   * viewer: the LLM's tool has no such action. Hosts older than the op answer InvalidRequestError.
+   */
+  sessions(request?: SessionsRequest, options?: RequestOptions): Promise<SessionsResult>;
   /** Sends one request and resolves with its `result`, or rejects with a CacheError. */
   request<T>(op: string, fields: object, options?: RequestOptions): Promise<T>;
   /**
@@ -145,6 +153,10 @@ export abstract class ProtocolClient implements CacheBackend {
 
   stats(sessionId: string, options?: RequestOptions): Promise<StatsResult> {
     return this.request("stats", { sessionId }, options);
+  }
+
+  sessions(request: SessionsRequest = {}, options?: RequestOptions): Promise<SessionsResult> {
+    return this.request("sessions", request, options);
   }
 }
 

@@ -56,7 +56,7 @@ export const MAX_STORAGE_KEYS = 100;
 /** The smallest `maxBytes` of a `read`: room for any one character of a string (section 4.3). */
 export const MIN_MAX_BYTES = 16;
 
-/** `list`'s page size when the request names none, and the largest it may name (section 4.4). */
+/** `list`'s (and `sessions`') page size when the request names none, and the largest it may name (sections 4.4, 4.11). */
 export const LIST_DEFAULT_LIMIT = 100;
 export const MAX_LIST_LIMIT = 1000;
 
@@ -254,6 +254,34 @@ export interface StatsResult {
   lastAccessedAt: number | null;
   quotaBytes: number;
   remainingBytes: number;
+}
+
+/** `sessions` (section 4.11): a page of the calling extension's sessions. For extension pages, not the LLM. */
+export interface SessionsRequest {
+  /** 1 to 1000; the host's default is 100. */
+  limit?: number;
+  /** A `nextCursor` from an earlier page, passed back unchanged. */
+  cursor?: string;
+}
+
+/** One session that holds items, as `sessions` lists it. */
+export interface SessionSummary {
+  sessionId: string;
+  /** How many items it holds: at least one. */
+  itemCount: number;
+  /** What its items take from its quota: data and customMetadata bytes. */
+  totalSize: number;
+  /** When its first item was written, ms since the Unix epoch. */
+  createdAt: number;
+  /** Its last write or read (reads count at a minute's granularity); listing it is no access. */
+  lastAccessedAt: number;
+}
+
+export interface SessionsResult {
+  /** This page, in sessionId order (bytes). */
+  sessions: SessionSummary[];
+  /** Pass it as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
 }
 
 /** The `error` of a failed reply (section 3.3). Only `code` and the quota numbers are machine-readable. */

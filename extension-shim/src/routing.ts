@@ -17,6 +17,9 @@
  *   where it is up, for items an older shim wrote there without a route.
  * - `hello` and `stats` say which backend answered (`backend`); nothing else differs, so the LLM sees the same
  *   tool, prompt and answers either way.
+ * - `sessions` (for extension pages, never the LLM) lists both backends' sessions, the host's first, each marked
+ *   with its `backend`; its cursor says which backend the next page starts in. A host that is down (or too old
+ *   for the op) is passed over and named in `unlisted`, so that a page still shows the in-browser sessions.
  *
  * With one backend (the host only, or the in-browser one only) every call goes to it and no routes are kept.
  */
@@ -28,7 +31,7 @@ import type {
   RequestOptions,
   Served,
 } from "./backend.js";
-import { StorageUnavailableError } from "./errors.js";
+import { InvalidRequestError, StorageUnavailableError } from "./errors.js";
 import type {
   AppendRequest,
   CacheMetadata,
@@ -44,10 +47,14 @@ import type {
   ReadRequest,
   SearchRequest,
   SearchResult,
+  SessionSummary,
+  SessionsRequest,
+  SessionsResult,
   StatsResult,
   UpdateRequest,
   WriteRequest,
 } from "./protocol.js";
+import { LIST_DEFAULT_LIMIT } from "./protocol.js";
 import { IN_BROWSER_CHOSEN, hostProblemText, type CacheStatus, type StatusOptions } from "./status.js";
 import type { KeyValueStore } from "./storage-area.js";
 
@@ -81,6 +88,21 @@ export type EndSessionAttempt = { backend: BackendKind; required: boolean } & (
   | { ok: true; result: EndSessionResult }
   | { ok: false; error: unknown }
 );
+
+/** A backend whose sessions a `sessions` page could not list, and why. */
+export interface UnlistedBackend {
+  backend: BackendKind;
+  /** The host's failed handshake or request, or an InvalidRequestError when the host is too old for `sessions`. */
+  error: unknown;
+}
+
+/** A `sessions` page over both backends: the host's sessions, then the in-browser backend's. */
+export interface RoutedSessionsResult extends SessionsResult {
+  /** Each session marked with the backend that holds it. */
+  sessions: Served<SessionSummary>[];
+  /** The backends passed over on this page because they couldn't list their sessions; empty when none was. */
+  unlisted: UnlistedBackend[];
+}
 
 export class RoutingBackend implements CacheBackend {
   readonly #host: CacheBackend | undefined;
@@ -128,6 +150,57 @@ export class RoutingBackend implements CacheBackend {
   async stats(sessionId: string, options?: RequestOptions): Promise<Served<StatsResult>> {
     const backend = await this.#sessionBackend(sessionId);
     return { ...(await backend.stats(sessionId, options)), backend: backend.kind };
+  }
+
+  /**
+   * A page of the sessions of both backends: the host's in sessionId order, then the in-browser backend's, each
+   * marked with its `backend` (a session both hold, written by an older shim without routes, is listed twice).
+   * A page that ends one backend's sessions goes on with the next one's. The cursor is `<backend>:<that
+   * backend's cursor>` (empty: from its first session), opaque to callers. The host's sessions are passed over,
+   * and the host named in `unlisted`, while it is down, when its store is unavailable, or when it is too old for
+   * the op; any other error (a bad `limit` or `cursor`) rejects.
+   */
+  async sessions(request: SessionsRequest = {}, options?: RequestOptions): Promise<RoutedSessionsResult> {
+    const backends = this.backends;
+    let [start, cursor] = [0, undefined as string | undefined];
+    if (request.cursor !== undefined) [start, cursor] = this.#sessionsCursor(request.cursor);
+    const sessions: Served<SessionSummary>[] = [];
+    const unlisted: UnlistedBackend[] = [];
+    let nextCursor: string | null = null;
+    // The first backend asked checks `limit` (with the protocol's own error); after it, the limit is sound.
+    let checked = false;
+    const limit = request.limit ?? LIST_DEFAULT_LIMIT;
+    for (const backend of backends.slice(start)) {
+      const kind = backend.kind;
+      const unusable = await this.#cannotList(backend);
+      // A page that is full already only looks whether this backend has a session, to know whether to lead on.
+      const full = checked && sessions.length >= limit;
+      const ask: SessionsRequest = {};
+      const pageLimit = full ? 1 : checked ? limit - sessions.length : request.limit;
+      if (pageLimit !== undefined) ask.limit = pageLimit;
+      if (cursor !== undefined) ask.cursor = cursor;
+      cursor = undefined;
+      let page: SessionsResult;
+      try {
+        if (unusable !== undefined) throw unusable;
+        page = await backend.sessions(ask, options);
+      } catch (error) {
+        if (backend !== this.#host || !(error instanceof StorageUnavailableError || error === unusable)) throw error;
+        unlisted.push({ backend: kind, error });
+        continue;
+      }
+      checked = true;
+      if (full) {
+        if (page.sessions.length > 0) nextCursor = `${kind}:`;
+        break;
+      }
+      for (const summary of page.sessions) sessions.push({ ...summary, backend: kind });
+      if (page.nextCursor !== null) {
+        nextCursor = `${kind}:${page.nextCursor}`;
+        break;
+      }
+    }
+    return { sessions, nextCursor, unlisted };
   }
 
   async write(request: WriteRequest, options?: RequestOptions): Promise<CacheMetadata> {
@@ -216,6 +289,7 @@ export class RoutingBackend implements CacheBackend {
    * stats say who answered) go through their typed calls.
    */
   async request<T>(op: string, fields: object, options?: RequestOptions): Promise<T> {
+    if (op === "sessions") return (await this.sessions(fields as SessionsRequest, options)) as T;
     const sessionId = (fields as { sessionId?: unknown }).sessionId;
     if (typeof sessionId !== "string") {
       return op === "hello" ? (this.hello() as Promise<T>) : (await this.#newSessionBackend(false)).request<T>(op, fields, options);
@@ -262,6 +336,46 @@ export class RoutingBackend implements CacheBackend {
     // After a check the host is known to be up or down.
     const error = state.state === "down" ? state.error : undefined;
     return { backend: this.#defaultBackend().kind, hostProblem: hostProblemText(error) };
+  }
+
+  /**
+   * Where a `sessions` cursor of this router's leads: the index of the backend it names, and that backend's own
+   * cursor (undefined: from its first session).
+   *
+   * @throws InvalidRequestError for any other string.
+   */
+  #sessionsCursor(cursor: string): [number, string | undefined] {
+    const colon = typeof cursor === "string" ? cursor.indexOf(":") : -1;
+    const at = colon < 0 ? -1 : this.backends.findIndex((backend) => backend.kind === cursor.slice(0, colon));
+    if (at < 0) {
+      throw new InvalidRequestError({
+        message: "`cursor` is not a nextCursor returned by an earlier sessions",
+        expected: "a nextCursor returned by an earlier sessions",
+        actual: "another string",
+        suggestion: "pass nextCursor back unchanged, or leave cursor out to start from the first session",
+      });
+    }
+    const inner = cursor.slice(colon + 1);
+    return [at, inner === "" ? undefined : inner];
+  }
+
+  /**
+   * Why `backend` can't list its sessions now, if it can't: the host while it is down (asked again once the
+   * recheck interval has passed, so that a host installed meanwhile is seen), or a host older than the op.
+   */
+  async #cannotList(backend: CacheBackend): Promise<unknown> {
+    if (backend !== this.#host) return undefined;
+    const known = this.#hostState;
+    if (known.state === "unknown" || (known.state === "down" && this.#now() - known.at >= this.#recheckMs)) await this.#checkHost();
+    const state = this.#hostState;
+    if (state.state === "down") return state.error;
+    if (state.state === "up" && !(state.hello.ops ?? []).includes("sessions")) {
+      return new InvalidRequestError({
+        message: `llm-cache-host ${state.hello.hostVersion} has no op \`sessions\`, so its sessions can't be listed`,
+        suggestion: "update llm-cache-host to list the sessions it holds",
+      });
+    }
+    return undefined;
   }
 
   /** The backend a session's calls go to: its route's, or, before its first item, that of new sessions. */

@@ -7,8 +7,9 @@
  * Both are made to agree on what is theirs to choose. IdbHost's clock shows the timestamp of the host's last
  * write, so timestamps, list order and cursors match; its random source draws the ids the host generated. What
  * still legitimately differs is normalised: `hostVersion` and IdbHost's `backend` in `hello`, the host's gzip of a
- * reply (the client asked for it; IdbHost never compresses), and `lastAccessedAt` in `stats`, which a host's
- * `delete` sets from its own clock (only whether it is null is compared).
+ * reply (the client asked for it; IdbHost never compresses), and `lastAccessedAt` in `stats` and `sessions`, which
+ * a host's `delete` sets from its own clock (in `stats` only whether it is null is compared; in `sessions` it is
+ * always a number).
  *
  * Set IDB_DIFF_SEED to try other sequences, LLM_CACHE_HOST_BIN to use another host.
  */
@@ -71,6 +72,8 @@ interface Known {
   keys: Map<string, string[]>;
   listCursors: Map<string, string>;
   searchCursors: Map<string, string>;
+  /** The last `nextCursor` a `sessions` gave. */
+  sessionsCursor: string | undefined;
 }
 
 function jsonString(rng: Rng, count = rng.below(6)): string {
@@ -266,8 +269,21 @@ function randomRequest(rng: Rng, n: number, known: Known): string {
     ]);
   }
   if (roll < 89) return object(rng, [["id", id], ["op", '"delete"'], ["sessionId", sid], ["storageKey", key]]);
-  if (roll < 94) return object(rng, [["id", id], ["op", '"stats"'], ["sessionId", sid]]);
-  if (roll < 96) return object(rng, [["id", id], ["op", '"endSession"'], ["sessionId", sid]]);
+  if (roll < 92) return object(rng, [["id", id], ["op", '"stats"'], ["sessionId", sid]]);
+  if (roll < 94) return object(rng, [["id", id], ["op", '"endSession"'], ["sessionId", sid]]);
+  if (roll < 97) {
+    // Cursors real, forged in the form of the host's (a sessionId) or of another op's, and of no form.
+    const forged = rng.pick(['"conv_d1"', '"conv_D"', '"conv_z"', '"12:conv_d1_task0001_turn0001"', '"garbage"', '""']);
+    const cursor = known.sessionsCursor !== undefined && rng.chance(0.7) ? JSON.stringify(known.sessionsCursor) : forged;
+    return object(rng, [
+      ["id", id],
+      ["op", '"sessions"'],
+      ["limit", rng.chance(0.6) ? count(1 + rng.below(rng.chance(0.9) ? 3 : 1200)) : undefined],
+      ["cursor", rng.chance(0.4) ? field(rng, cursor) : undefined],
+      // A sessionId means nothing to `sessions`: it lists every session of the caller all the same.
+      ["sessionId", rng.chance(0.1) ? sid : undefined],
+    ]);
+  }
   // Requests that are wrong as a whole.
   const valid = object(rng, [["id", id], ["op", '"stats"'], ["sessionId", sid]]);
   return rng.pick([
@@ -311,11 +327,12 @@ function normalised(reply: string): string {
   return reply
     .replace(/"hostVersion":"[^"]*"/, '"hostVersion":"*"')
     .replace(/,"backend":"indexeddb"\}\}$/, "}}")
-    .replace(/("lastAccessedAt":)[0-9]+(,"quotaBytes")/, "$1*$2");
+    .replace(/("lastAccessedAt":)[0-9]+(,"quotaBytes")/, "$1*$2")
+    .replace(/("lastAccessedAt":)[0-9]+\}/g, "$1*}");
 }
 
 /** Sends the requests, keeps what the host's replies tell of its store, and compares every reply. */
-async function runSequence(sequence: number): Promise<{ compared: number; ok: number; bigRequests: number }> {
+async function runSequence(sequence: number): Promise<{ compared: number; ok: number; bigRequests: number; pagedSessions: number }> {
   const rng = new Rng(SEED + sequence * 7919);
   const dir = tempDir();
   const host = new RawHost(dir.path);
@@ -331,8 +348,8 @@ async function runSequence(sequence: number): Promise<{ compared: number; ok: nu
       for (let i = 0; i < bytes.length; i++) bytes[i] = wanted?.[i] ?? fallback.below(256);
     },
   });
-  const known: Known = { keys: new Map(), listCursors: new Map(), searchCursors: new Map() };
-  let [compared, ok, bigRequests] = [0, 0, 0];
+  const known: Known = { keys: new Map(), listCursors: new Map(), searchCursors: new Map(), sessionsCursor: undefined };
+  let [compared, ok, bigRequests, pagedSessions] = [0, 0, 0, 0];
   try {
     await idb.maintain();
     // The last sequence fills a session to its quota and sends a request over the frame limit.
@@ -362,6 +379,8 @@ async function runSequence(sequence: number): Promise<{ compared: number; ok: nu
         assert.fail(`sequence ${sequence} (seed ${SEED}), request ${n}:\n  request: ${cut(text)}\n  host:    ${cut(expected)}\n  idb:     ${cut(actual)}`);
       }
       if (expected.includes('"ok":true')) ok++;
+      // A `sessions` page that lists sessions and leads on to another.
+      if (/"sessions":\[\{.*"nextCursor":"/.test(expected)) pagedSessions++;
       learn(text, result, known);
     }
   } finally {
@@ -369,7 +388,7 @@ async function runSequence(sequence: number): Promise<{ compared: number; ok: nu
     await host.close();
     dir.remove();
   }
-  return { compared, ok, bigRequests };
+  return { compared, ok, bigRequests, pagedSessions };
 }
 
 /** The bytes IdbHost's id generator turns into `id` (each byte below 36 is that letter of the alphabet). */
@@ -379,6 +398,7 @@ function idBytes(id: string): number[] {
 
 /** What a reply tells of the store: keys written, cursors given, sessions ended. */
 function learn(text: string, result: { storageKey?: unknown; nextCursor?: unknown } | undefined, known: Known): void {
+  if (/"op"\s*:\s*"sessions"/.test(text) && typeof result?.nextCursor === "string") known.sessionsCursor = result.nextCursor;
   const session = /"sessionId"\s*:\s*"(conv_[A-Za-z0-9-]+)"/.exec(text)?.[1];
   if (session === undefined || result === undefined) return;
   const op = /"op"\s*:\s*"(\w+)"/.exec(text)?.[1];
@@ -413,14 +433,19 @@ function quotaRequests(): string[] {
 }
 
 it(`answers ${SEQUENCES} random sequences of requests exactly as the host does (seed ${SEED})`, async (t) => {
-  let [compared, ok, bigRequests] = [0, 0, 0];
+  let [compared, ok, bigRequests, pagedSessions] = [0, 0, 0, 0];
   for (let sequence = 0; sequence < SEQUENCES; sequence++) {
     const counts = await runSequence(sequence);
     compared += counts.compared;
     ok += counts.ok;
     bigRequests += counts.bigRequests;
+    pagedSessions += counts.pagedSessions;
   }
-  t.diagnostic(`${compared} replies compared (${ok} successes, ${compared - ok} errors), ${bigRequests} requests over 100 KB`);
+  t.diagnostic(
+    `${compared} replies compared (${ok} successes, ${compared - ok} errors), ${bigRequests} requests over 100 KB, ` +
+      `${pagedSessions} pages of sessions with a next page`,
+  );
+  assert.ok(pagedSessions > 0, "no sessions page led on to another");
   // The sequences must reach both kinds of answer in numbers, or they test little.
   assert.ok(ok > compared / 4 && compared - ok > compared / 4, `${ok} of ${compared} succeeded`);
 });

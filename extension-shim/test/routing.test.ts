@@ -4,7 +4,8 @@
  * fake-indexeddb (one IDBFactory per test, given explicitly, so the context itself has no IndexedDB). What is checked: sessions go to the fallback while there is
  * no host and to the host once it answers; a session never moves; nothing is lost or listed twice; the host is
  * asked again only on reconnect or once per HOST_RECHECK_MS; endSession and remembered cleanups reach each
- * backend that needs them; `status()` says why the host isn't used in words a person can act on.
+ * backend that needs them; `status()` says why the host isn't used in words a person can act on; `sessions` lists
+ * both backends' sessions, the host's first, paging across the boundary, and passes over a host it can't ask.
  */
 
 import assert from "node:assert/strict";
@@ -15,6 +16,7 @@ import { describe, it, type TestContext } from "node:test";
 import { InProcessBackend } from "../src/backends/in-process.js";
 import { NativeCacheClient } from "../src/backends/native.js";
 import { DEMO_EXTENSION_ID } from "../src/demo-extension.js";
+import { InvalidRequestError, StorageUnavailableError } from "../src/errors.js";
 import { createLlmCache, type LlmCache, type LlmCacheOptions } from "../src/llm-cache.js";
 import { HOST_RECHECK_MS, ROUTE_PREFIX } from "../src/routing.js";
 import { PENDING_END_SESSION_PREFIXES } from "../src/session.js";
@@ -361,5 +363,135 @@ describe("status()", () => {
       'the native host crashed at start (the browser said: "Native host has exited."). Run `llm-cache-host doctor`, ' +
         "which checks that it answers hello; its log (<data dir>/logs/host.<date>.log) says why it stopped",
     );
+  });
+});
+
+describe("listing sessions (for extension pages)", () => {
+  /** Every page of `sessions` with this limit, as [sessionId, backend] per page. */
+  async function pages(cache: LlmCache, limit: number): Promise<string[][]> {
+    const seen: string[][] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await cache.client.sessions(cursor === undefined ? { limit } : { limit, cursor });
+      assert.deepEqual(page.unlisted, []);
+      assert.ok(page.sessions.length <= limit);
+      seen.push(page.sessions.map((summary) => `${summary.sessionId}@${summary.backend}`));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined);
+    return seen;
+  }
+
+  it("lists the host's sessions, then the in-browser backend's, each marked, and pages across the boundary", async (t) => {
+    const w = world(t, { installed: false });
+    const cache = w.worker();
+    // The in-browser sessions sort before the host's: the host's still come first.
+    await cacheNote(cache, "conv_a1", "in the browser");
+    await cacheNote(cache, "conv_a2", "in the browser too");
+    await cacheNote(cache, "conv_a2", "and again");
+    w.install();
+    w.clock.now += HOST_RECHECK_MS;
+    await cacheNote(cache, "conv_z2", "on the host");
+    await cacheNote(cache, "conv_z1", "on the host too");
+
+    const all = await cache.client.sessions();
+    assert.deepEqual(
+      all.sessions.map((summary) => [summary.sessionId, summary.backend, summary.itemCount]),
+      [
+        ["conv_z1", "host", 1],
+        ["conv_z2", "host", 1],
+        ["conv_a1", "indexeddb", 1],
+        ["conv_a2", "indexeddb", 2],
+      ],
+    );
+    assert.equal(all.nextCursor, null);
+    // Each summary is what its backend's stats says.
+    for (const summary of all.sessions) {
+      const stats = await cache.client.stats(summary.sessionId);
+      assert.deepEqual(
+        [summary.totalSize, summary.createdAt, summary.lastAccessedAt, summary.backend],
+        [stats.totalSize, stats.createdAt, stats.lastAccessedAt, stats.backend],
+      );
+    }
+
+    // Pages of every size: a page that ends the host's sessions goes on with the in-browser ones, and a page that
+    // is full right at the boundary leads on only because the in-browser backend holds sessions.
+    const everyOne = ["conv_z1@host", "conv_z2@host", "conv_a1@indexeddb", "conv_a2@indexeddb"];
+    assert.deepEqual(await pages(cache, 1), everyOne.map((one) => [one]));
+    assert.deepEqual(await pages(cache, 2), [everyOne.slice(0, 2), everyOne.slice(2)]);
+    assert.deepEqual(await pages(cache, 3), [everyOne.slice(0, 3), everyOne.slice(3)]);
+    assert.deepEqual(await pages(cache, 4), [everyOne]);
+
+    // Through `request` too, as a page would send it.
+    const viaRequest = await cache.client.request<{ sessions: unknown[] }>("sessions", { limit: 3 });
+    assert.equal(viaRequest.sessions.length, 3);
+
+    // An ended session is listed no more, on either backend.
+    await cache.endSession("conv_z1");
+    await cache.endSession("conv_a1");
+    assert.deepEqual(await pages(cache, 1), [["conv_z2@host"], ["conv_a2@indexeddb"]]);
+    // With the in-browser sessions all gone, a page that is full at the host's last session has nothing to lead on to.
+    await cache.endSession("conv_a2");
+    assert.deepEqual(await pages(cache, 1), [["conv_z2@host"]]);
+  });
+
+  it("refuses cursors it did not give and limits out of range, as the protocol does", async (t) => {
+    const w = world(t, { installed: true });
+    const cache = w.worker();
+    await cacheNote(cache, "conv_x1", "one");
+    for (const cursor of ["garbage", "conv_x1", "nowhere:conv_x1", "", 5 as unknown as string]) {
+      await assert.rejects(cache.client.sessions({ cursor }), (error: unknown) => {
+        assert.ok(error instanceof InvalidRequestError, String(error));
+        assert.equal(error.expected, "a nextCursor returned by an earlier sessions");
+        return true;
+      });
+    }
+    // A cursor of the router's form whose inner part no backend gave: the backend's own refusal.
+    await assert.rejects(cache.client.sessions({ cursor: "host:garbage" }), InvalidRequestError);
+    for (const limit of [0, 1001, 2.5]) {
+      await assert.rejects(cache.client.sessions({ limit }), /`limit` is not/);
+    }
+  });
+
+  it("passes over a host that is down, or too old for the op, and says so; the in-browser sessions are still listed", async (t) => {
+    const w = world(t, { installed: true });
+    const cache = w.worker();
+    await cacheNote(cache, "conv_h1", "on the host");
+    w.uninstall();
+    cache.client.close();
+    const page = await cache.client.sessions();
+    assert.deepEqual(page.sessions, []);
+    assert.equal(page.unlisted.length, 1);
+    assert.equal(page.unlisted[0]?.backend, "host");
+    assert.ok(page.unlisted[0]?.error instanceof StorageUnavailableError, String(page.unlisted[0]?.error));
+    await cacheNote(cache, "conv_b1", "in the browser, while the host is away");
+    const withFallback = await cache.client.sessions();
+    assert.deepEqual(
+      withFallback.sessions.map((summary) => `${summary.sessionId}@${summary.backend}`),
+      ["conv_b1@indexeddb"],
+    );
+    assert.equal(withFallback.unlisted[0]?.backend, "host");
+
+    // A host without the op (its hello lists no `sessions`) is never sent it.
+    const asked: string[] = [];
+    const oldHost = scriptedConnector(
+      replyingScript({
+        reply: (message) => {
+          asked.push(String(message.op));
+          return { id: message.id, ok: true, result: {} };
+        },
+      }),
+    );
+    const dbFactory = new IDBFactory();
+    const old = createLlmCache({
+      storage: new MemoryStorage(),
+      connect: oldHost,
+      indexedDb: () => new InProcessBackend(new RecordingIdbServer(dbFactory), "indexeddb"),
+    });
+    t.after(() => old.client.close());
+    const fromOld = await old.client.sessions();
+    assert.deepEqual(fromOld.sessions, []);
+    assert.equal(fromOld.unlisted[0]?.backend, "host");
+    assert.match(String(fromOld.unlisted[0]?.error), /llm-cache-host 0\.0\.0-test has no op `sessions`/);
+    assert.deepEqual(asked, []);
   });
 });

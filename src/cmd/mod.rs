@@ -11,6 +11,7 @@ mod hello;
 mod list;
 mod read;
 mod search;
+mod sessions;
 mod stats;
 mod update;
 mod write;
@@ -118,11 +119,13 @@ pub enum Command {
     Append(append::Append),
     /// `search`: string values in a session's data that contain every word of a query.
     Search(search::Search),
+    /// `sessions`: a page of the calling extension's sessions, with their totals.
+    Sessions(sessions::Sessions),
 }
 
 /// Every op's name, as clients send it.
-pub const OPS: [&str; 10] =
-    ["hello", "write", "read", "list", "update", "delete", "endSession", "stats", "append", "search"];
+pub const OPS: [&str; 11] =
+    ["hello", "write", "read", "list", "update", "delete", "endSession", "stats", "append", "search", "sessions"];
 
 /// What a successful command returns; serialised as the reply's `result`.
 #[derive(Debug, Serialize)]
@@ -146,6 +149,8 @@ pub enum Success {
     Stats(stats::StatsResult),
     /// `search`'s answer.
     Search(search::SearchResult),
+    /// `sessions`' answer.
+    Sessions(sessions::SessionsResult),
 }
 
 impl Success {
@@ -187,6 +192,7 @@ impl Command {
             "stats" => Command::Stats(stats::Stats::parse(fields)?),
             "append" => Command::Append(append::Append::parse(fields)?),
             "search" => Command::Search(search::Search::parse(fields)?),
+            "sessions" => Command::Sessions(sessions::Sessions::parse(fields)?),
             _ => {
                 return Err(CacheError::new(
                     ErrorCode::InvalidRequestError,
@@ -241,6 +247,7 @@ impl Command {
             Command::Stats(cmd) => cmd.apply(ctx).map(Success::Stats),
             Command::Append(cmd) => cmd.apply(ctx).map(Success::Metadata),
             Command::Search(cmd) => cmd.apply(ctx).map(Success::Search),
+            Command::Sessions(cmd) => cmd.apply(ctx).map(Success::Sessions),
         }
     }
 }

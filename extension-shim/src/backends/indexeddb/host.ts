@@ -10,7 +10,8 @@
  * - wire.ts: error replies and the text of replies.
  * - db.ts: the database's schema, records and transactions.
  * - ops/: one file per group of ops: hello, write (write, update, append), read (read, several items),
- *   list (list, search), session (delete, endSession, stats, orphans); ops/common.ts has what they share.
+ *   list (list, search), session (delete, endSession, stats, orphans), sessions (the extension's sessions);
+ *   ops/common.ts has what they share.
  * - json/: the TypeScript twin of the host's walks over JSON text.
  */
 
@@ -23,6 +24,7 @@ import { helloJson, OPS, parseHello } from "./ops/hello.js";
 import { list, parseList, parseSearch, search } from "./ops/list.js";
 import { parseRead, parseReadMany, read, readMany } from "./ops/read.js";
 import { deleteItem, endSession, parseDelete, parseSessionOp, removeOrphans, stats } from "./ops/session.js";
+import { parseSessions, sessions } from "./ops/sessions.js";
 import { append, parseAppend, parseUpdate, parseWrite, update, write } from "./ops/write.js";
 import { HostError, replyText } from "./wire.js";
 
@@ -170,6 +172,8 @@ export class IdbHost {
         return append(ctx, parseAppend(fields));
       case "search":
         return search(ctx, parseSearch(fields));
+      case "sessions":
+        return sessions(ctx, parseSessions(fields));
       default: {
         const shown = Array.from(op).slice(0, 40).join("");
         throw new HostError("InvalidRequestError", `unknown op \`${shown}\``, `use one of: ${OPS.join(", ")}`)

@@ -20,7 +20,7 @@ import type { Fields } from "../request.js";
 import { HostError, quote } from "../wire.js";
 
 /** Every op's name, in the order of PROTOCOL.md section 4. */
-export const OPS = ["hello", "write", "read", "list", "update", "delete", "endSession", "stats", "append", "search"] as const;
+export const OPS = ["hello", "write", "read", "list", "update", "delete", "endSession", "stats", "append", "search", "sessions"] as const;
 
 /**
  * The version `hello` reports as `hostVersion`: the shim's own (its package.json's), since the shim is what

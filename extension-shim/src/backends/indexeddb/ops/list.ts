@@ -42,8 +42,8 @@ export function parseList(fields: Fields): List {
   return { sessionId, taskId, query: text === undefined ? undefined : queryOf(text), limit, after };
 }
 
-/** A page size: `fallback` when absent, else 1 to `max`. */
-function limitOf(fields: Fields, fallback: number, max: number): number {
+/** A page size: `fallback` when absent, else 1 to `max` (`list`'s, `search`'s and `sessions`'). */
+export function limitOf(fields: Fields, fallback: number, max: number): number {
   const limit = optionalCount(fields.limit, "limit");
   if (limit === undefined) return fallback;
   if (limit.value >= 1 && limit.value <= max) return limit.value;
