@@ -266,20 +266,11 @@ describe("the cache viewer in Chromium", { skip: SKIP, timeout: 180_000 }, () =>
     assert.deepEqual(page.errors, []);
   });
 
-  it("lists the extension's sessions with their counts, once the shim has the sessions op", async (t) => {
+  it("lists the extension's sessions with their counts, through the sessions op", async () => {
     const listed = newSessionId();
     const agent = new DemoAgent(s.browser, listed);
     for (const email of EMAILS.slice(0, 3)) assert.equal((await agent.write(email, describeEmail(email))).resolved, true);
-    const hasOp = await s.browser.run(() => typeof globalThis.llmCache.client.sessions === "function", undefined, { what: "whether client.sessions exists" });
     await (await viewerTab()).goto(`${PAGES}/viewer.html`);
-    if (!hasOp) {
-      await until(page, "the open-by-id form", () => document.getElementById("sessions-unavailable") !== null);
-      await page.fill("#session-input", listed);
-      await page.press("#session-input", "Enter");
-      await until(page, "the session opened by id", () => document.querySelectorAll("#items tbody tr").length === 3);
-      t.skip("the sessions op has not landed");
-      return;
-    }
     await until(page, "the session in the list", (id) => document.querySelector(`#sessions tr[data-session="${id}"]`) !== null, listed);
     const cells = await page.$$eval(`#sessions tr[data-session="${listed}"] td`, (tds) => tds.map((td) => td.textContent));
     assert.equal(cells[0], listed);

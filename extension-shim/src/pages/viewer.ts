@@ -27,32 +27,11 @@ export const DATA_PAGE_BYTES = 16 * 1024;
 /** The most "open a part" links under one page of data. */
 const MAX_PART_LINKS = 200;
 
-/** One session as the `sessions` op describes it. */
-export interface SessionSummary {
-  sessionId: string;
-  itemCount: number;
-  totalSize: number;
-  createdAt: number;
-  lastAccessedAt: number;
-  backend?: "host" | "indexeddb";
-}
-
-/** The part of the client the session list needs: the `sessions` op, which shims before it lack. */
-export interface SessionLister {
-  sessions(request?: { limit?: number; cursor?: string }): Promise<{ sessions: SessionSummary[]; nextCursor: string | null }>;
-}
-
 export interface ViewerOptions {
   /** The cache to show; a `createLlmCache()` of the page's own by default. */
   cache?: LlmCache;
   /** Where the "install page" link goes; the install page beside this one by default. */
   installUrl?: string;
-}
-
-/** The client's `sessions` op, where it has one. */
-function sessionLister(cache: LlmCache): SessionLister | undefined {
-  const client = cache.client as unknown as Partial<SessionLister>;
-  return typeof client.sessions === "function" ? (client as SessionLister) : undefined;
 }
 
 /** Renders the view the URL names into `root`, and the next one whenever the fragment changes. */
@@ -125,18 +104,8 @@ class Viewer {
       event.preventDefault();
       if (input.value.trim()) location.hash = routeHash({ session: input.value.trim() });
     });
-    const lister = sessionLister(this.#cache);
-    if (!lister) {
-      show(
-        this.#main,
-        el("h2", {}, "Sessions"),
-        el("p", { id: "sessions-unavailable" }, "This version of the shim can't list sessions; open one by its id."),
-        form,
-      );
-      return;
-    }
     const cursor = cursors[cursors.length - 1];
-    const page = await lister.sessions(cursor === undefined ? { limit: SESSIONS_PAGE } : { limit: SESSIONS_PAGE, cursor });
+    const page = await this.#cache.client.sessions(cursor === undefined ? { limit: SESSIONS_PAGE } : { limit: SESSIONS_PAGE, cursor });
     if (generation !== this.#generation) return;
     const now = Date.now();
     const rows = page.sessions.map((session) =>
@@ -154,6 +123,10 @@ class Viewer {
     show(
       this.#main,
       el("h2", {}, "Sessions"),
+      // A backend that couldn't list its sessions (the host down, or too old for the op) is named, not hidden.
+      ...page.unlisted.map(({ backend, error }) =>
+        el("p", { class: "unlisted" }, `The ${backend === "host" ? "native host" : "in-browser store"}'s sessions can't be listed: ${errorLine(error)}`),
+      ),
       page.sessions.length === 0 && cursors.length === 1
         ? el("p", { id: "no-sessions" }, "This extension has no cached sessions.")
         : el(
