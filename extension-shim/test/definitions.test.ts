@@ -3,7 +3,8 @@
  * where it checks offline (OpenAI's strict-schema transform, Anthropic's schema transform, the MCP SDK's Tool
  * schema), with a JSON Schema 2020-12 validator, and with checkers of the published rules where no SDK checks
  * (rules.ts beside this file says where each rule comes from). Each checker is also shown to catch the mistakes
- * the old definition made, so a pass means something.
+ * the old definition made, so a pass means something. The Python SDKs check the same eight in
+ * python-validators.test.ts.
  */
 
 import assert from "node:assert/strict";
