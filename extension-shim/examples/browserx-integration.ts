@@ -1,5 +1,5 @@
 // In browserx's service worker (src/background/service-worker.ts), where it sets up before building its agent.
-import { REFERENCE_NOTE, browserxTools, createLlmCache } from "@browserx/llm-cache-shim";
+import { REFERENCE_NOTE, createLlmCache, registerBrowserxTools } from "@browserx/llm-cache-shim";
 import type { BrowserxToolDefinition, BrowserxToolHandler } from "@browserx/llm-cache-shim";
 import { Session, type ToolRegistry } from "./browserx.js"; // browserx's own classes
 
@@ -14,10 +14,10 @@ cache.attachToSessionClass(Session);
 
 // In registerTools(registry), which runs for every new agent: the cache tool, and browser_storage in place of
 // browserx's own StorageTool (the same name, schema and answers, so the LLM calls that use it keep working).
+// Both or neither: if browserx already has a tool of either name (its own llm_cache branch), this throws an Error
+// that says what to do (createLlmCache({ name: "host_cache" }) sits beside it) before registering anything.
 export async function registerCacheTools(registry: ToolRegistry): Promise<void> {
-  const { llmCache, browserStorage } = browserxTools(cache);
-  await registry.register(llmCache.definition, llmCache.handler);
-  await registry.register(browserStorage.definition, browserStorage.handler);
+  await registerBrowserxTools(registry, cache);
 }
 
 // Any other tool (reading emails, fetching pages, writing documents): a result over 10 KB is cached and the LLM

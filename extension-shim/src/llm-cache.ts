@@ -61,7 +61,7 @@ export interface LlmCache {
    * `{ recheck: true }` asks the host over a new port (see StatusOptions).
    */
   status: (options?: StatusOptions) => Promise<CacheStatus>;
-  /** The system prompt section for the plain definitions. */
+  /** The system prompt section for the plain definitions, naming the tool as `tool.name` (the `name` option). */
   systemPrompt: string;
   /** The section for the definition variant the agent sends. */
   promptFor: (variant: DefinitionVariant) => string;
@@ -109,17 +109,17 @@ export function createLlmCache(options: LlmCacheOptions = {}): LlmCache {
     attachToSessionClass: (sessionClass, onEnded) => cleanup.attachToSessionClass(sessionClass, onEnded),
     attachToSession: (session, onEnded) => cleanup.attachToSession(session, onEnded),
     status: (statusOptions) => client.status(statusOptions),
-    systemPrompt: cachePrompt(),
-    promptFor: cachePrompt,
-    withPrompt: withCachePrompt,
-    offloadLargeResults: (toolName, handler, offloadOptions) => offloadLargeResults(client, toolName, handler, offloadOptions),
+    systemPrompt: cachePrompt("openaiResponses", tool),
+    promptFor: (variant) => cachePrompt(variant, tool),
+    withPrompt: (basePrompt, variant) => withCachePrompt(basePrompt, variant, tool),
+    offloadLargeResults: (toolName, handler, offloadOptions) => offloadLargeResults(client, toolName, handler, { cacheToolName: tool.name, ...offloadOptions }),
     resolveReferences: (args, context) => resolveReferences(client, args, context),
     withReferences: (handler) => async (args, context) => {
       let resolved;
       try {
         resolved = await resolveReferences(client, args, context);
       } catch (error) {
-        throw new Error(errorText("reference", error));
+        throw new Error(errorText("reference", error, tool.name));
       }
       return handler(resolved, context);
     },

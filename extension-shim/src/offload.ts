@@ -20,6 +20,7 @@ import { CacheError, DataTooLargeError, QuotaExceededError } from "./errors.js";
 import { MAX_DESCRIPTION_CHARS, MAX_ITEM_BYTES, utf8Length, type CacheMetadata, type HelloResult } from "./protocol.js";
 import { formatSize, itemLine } from "./tool/format.js";
 import { keyIdFor, shortKey } from "./tool/keys.js";
+import { STORAGE_TOOL_NAME } from "./tool/spec.js";
 
 /** The spec's "results over 10 KB". */
 export const DEFAULT_OFFLOAD_THRESHOLD_BYTES = 10 * 1024;
@@ -38,6 +39,11 @@ export interface OffloadOptions<A, C> {
   taskId?: (context: C) => string | undefined;
   /** The clock for the metadata line's age; Date.now by default. */
   now?: () => number;
+  /**
+   * The cache tool's name, for the texts that tell the LLM how to read the result (createLlmCache passes its
+   * tool's `name` option); llm_cache by default. References keep their `{{llm_cache:KEY}}` spelling (prompt.ts).
+   */
+  cacheToolName?: string;
 }
 
 /** A tool handler: arguments and the agent's context in, a result out. */
@@ -46,6 +52,8 @@ export type ToolHandler<A, C, R> = (args: A, context: C) => R | Promise<R>;
 /** One result being offloaded: what it is, and what the LLM is told about it. */
 interface Offload {
   toolName: string;
+  /** What the LLM calls the cache tool. */
+  cacheTool: string;
   result: unknown;
   /** The result's JSON text. */
   json: string;
@@ -84,7 +92,7 @@ export function offloadLargeResults<A, C extends { sessionId: string }, R>(
     if (json === undefined) return result;
     const bytes = utf8Length(json);
     if (bytes <= threshold) return result;
-    const offload: Offload = { toolName, result, json, shown: typeof result === "string" ? result : json, bytes, previewChars };
+    const offload: Offload = { toolName, cacheTool: options.cacheToolName ?? STORAGE_TOOL_NAME, result, json, shown: typeof result === "string" ? result : json, bytes, previewChars };
 
     let limits: HelloResult["limits"] | undefined;
     try {
@@ -130,8 +138,8 @@ function cachedText(offload: Offload, item: CacheMetadata, now: number): string 
     `${offload.toolName}'s result (${formatSize(item.dataSize)}) was cached instead of shown:`,
     itemLine(item, now),
     `preview: ${preview(offload.shown, offload.previewChars)}`,
-    `Read it a page at a time with llm_cache read (storageKey "${key}", a pointer to one part), find words ` +
-      `in it with llm_cache search, or pass it to a tool as {{llm_cache:${key}}}.`,
+    `Read it a page at a time with ${offload.cacheTool} read (storageKey "${key}", a pointer to one part), find words ` +
+      `in it with ${offload.cacheTool} search, or pass it to a tool as {{llm_cache:${key}}}.`,
   ].join("\n");
 }
 
@@ -185,14 +193,14 @@ async function cacheInParts(
       (item, i) => `${shortKey(item.storageKey, item.sessionId)} | ${formatSize(item.dataSize)} | ${item.shape || "?"} | ${(parts[i] as Part).what}`,
     ),
     `preview: ${preview(offload.shown, offload.previewChars)}`,
-    `Read a part a page at a time with llm_cache read (storageKey "${key}", a pointer to one part), find words ` +
-      `in all of them with llm_cache search, or pass a part to a tool as {{llm_cache:${key}}}.`,
+    `Read a part a page at a time with ${offload.cacheTool} read (storageKey "${key}", a pointer to one part), find words ` +
+      `in all of them with ${offload.cacheTool} search, or pass a part to a tool as {{llm_cache:${key}}}.`,
   ].join("\n");
 }
 
 /** The text the LLM gets for a result too big to show that could not be cached: why, a preview, what to do. */
 function notCached(offload: Offload, reason: string, quota: boolean): string {
-  const free = quota ? ", or free space in the cache (llm_cache list shows the items' sizes, delete removes one) and call it again" : "";
+  const free = quota ? `, or free space in the cache (${offload.cacheTool} list shows the items' sizes, delete removes one) and call it again` : "";
   return [
     `${offload.toolName}'s result (${formatSize(offload.bytes)}) is too big to show, and was not cached: ${reason}.`,
     `preview: ${preview(offload.shown, offload.previewChars)}`,

@@ -3,7 +3,8 @@
  * where it checks offline (OpenAI's strict-schema transform, Anthropic's schema transform, the MCP SDK's Tool
  * schema), with a JSON Schema 2020-12 validator, and with checkers of the published rules where no SDK checks
  * (rules.ts beside this file says where each rule comes from). Each checker is also shown to catch the mistakes
- * the old definition made, so a pass means something.
+ * the old definition made, so a pass means something. The Python SDKs check the same eight in
+ * python-validators.test.ts.
  */
 
 import assert from "node:assert/strict";
@@ -14,6 +15,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import {
   STORAGE_TOOL_DEFINITIONS,
   STRICT_NOTE,
+  toolDefinitions,
   type JsonSchemaObject,
   type ToolDefinitions,
 } from "../src/tool/definitions.js";
@@ -64,7 +66,7 @@ function compile(schema: object) {
 
 describe("every variant", () => {
   it("comes from one spec: the same name, the same parameters, and a type on every property", () => {
-    const schemas: Array<[string, { properties: Record<string, { type?: unknown }> }]> = [
+    const schemas: Array<[string, { properties: Record<string, { type?: unknown; anyOf?: Array<{ type?: unknown }> }> }]> = [
       ["openaiResponses", D.openaiResponses.parameters],
       ["openaiResponsesStrict", D.openaiResponsesStrict.parameters],
       ["openaiChat", D.openaiChat.function.parameters],
@@ -77,7 +79,10 @@ describe("every variant", () => {
     assert.deepEqual(schemas.map(([name]) => name).sort(), Object.keys(D).sort(), "every variant is checked here");
     for (const [variant, schema] of schemas) {
       assert.deepEqual(Object.keys(schema.properties), PARAMETERS, variant);
-      for (const [name, property] of Object.entries(schema.properties)) assert.ok(property.type, `${variant}: ${name} has no type`);
+      for (const [name, property] of Object.entries(schema.properties)) {
+        const typed = property.type !== undefined || (property.anyOf ?? []).every((branch) => branch.type !== undefined);
+        assert.ok(typed && (property.type === undefined) !== (property.anyOf === undefined), `${variant}: ${name} has no type`);
+      }
     }
     for (const name of [D.openaiResponses.name, D.openaiChat.function.name, D.anthropic.name, D.gemini.name, D.mcp.name]) {
       assert.equal(name, "llm_cache");
@@ -99,6 +104,57 @@ describe("every variant", () => {
       assert.equal(validate({ action: "list", extra: 1 }), false, "no unknown parameters");
     }
     assert.equal(compile(D.openaiResponsesStrict.parameters)({ action: "list" }), false, "strict calls carry every parameter");
+  });
+});
+
+describe("nullable parameters", () => {
+  it("are anyOf a type and null, never a type list, which anthropic's and google-genai's Python SDKs refuse", () => {
+    const lists: string[] = [];
+    const visit = (node: unknown, path: string): void => {
+      if (typeof node !== "object" || node === null) return;
+      if (Array.isArray((node as { type?: unknown }).type)) lists.push(path);
+      for (const [key, child] of Object.entries(node)) visit(child, `${path}/${key}`);
+    };
+    visit(D, "");
+    assert.deepEqual(lists, []);
+    for (const schema of [D.openaiResponsesStrict.parameters, D.openaiChatStrict.function.parameters, D.anthropicStrict.input_schema]) {
+      const optional = PARAMETERS.filter((name) => name !== "action");
+      for (const name of optional) {
+        const parameter = STORAGE_TOOL_SPEC.parameters[name];
+        assert.deepEqual(schema.properties[name], {
+          anyOf: [{ type: parameter?.type }, { type: "null" }],
+          description: parameter?.description,
+        });
+      }
+      assert.equal(schema.properties.action?.type, "string", "a parameter every call has is not nullable");
+    }
+    // The plain variants leave optional parameters out of `required` instead, so they stay plain types.
+    assert.deepEqual(D.openaiResponses.parameters.properties.data?.type, "string");
+  });
+});
+
+describe("the name option", () => {
+  it("names every variant, and changes nothing else", () => {
+    const named = toolDefinitions({ name: "host_cache" });
+    const names = [named.openaiResponses.name, named.openaiResponsesStrict.name, named.openaiChat.function.name,
+      named.openaiChatStrict.function.name, named.anthropic.name, named.anthropicStrict.name, named.gemini.name, named.mcp.name];
+    assert.deepEqual(names, Array(8).fill("host_cache"));
+    const renamed = JSON.parse(JSON.stringify(named).replaceAll('"host_cache"', '"llm_cache"'));
+    assert.deepEqual(renamed, D);
+    assert.deepEqual(toolDefinitions(), D, "llm_cache by default");
+  });
+
+  it("refuses a name some API would refuse, saying which option to change", () => {
+    for (const name of ["", "9cache", "llm cache", "cache.v2", "x".repeat(65)]) {
+      assert.throws(() => toolDefinitions({ name }), (error: Error) => {
+        assert.ok(error instanceof TypeError);
+        assert.match(error.message, /^the tool's name must be a letter or _ .* got ".*"\. Pass another name option, such as "host_cache"$/s);
+        return true;
+      }, name);
+    }
+    for (const name of ["host_cache", "_c", "x".repeat(64)]) {
+      for (const rule of Object.values(TOOL_NAME_RULES)) assert.match(name, rule, "every API takes a name the option takes");
+    }
   });
 });
 

@@ -5,24 +5,30 @@
  * - plain: the parameters an action doesn't use are left out of `required`; bounds (maxLength, minimum,
  *   maximum) and the action's `enum` are schema keywords.
  * - strict: what OpenAI's and Anthropic's strict modes take. Every object has `additionalProperties: false`,
- *   every property is in `required`, an optional one is `[type, "null"]`, and bounds are stated in words only
- *   (Anthropic's strict mode refuses them; the host enforces them anyway). The description tells the LLM to
- *   pass null for what it doesn't use.
+ *   every property is in `required`, an optional one is `anyOf: [{type}, {type: "null"}]`, and bounds are
+ *   stated in words only (Anthropic's strict mode refuses them; the host enforces them anyway). The
+ *   description tells the LLM to pass null for what it doesn't use. A nullable property is an anyOf, not the
+ *   shorter type list `["string", "null"]`, because SDKs that transform schemas before sending them take only
+ *   the anyOf form: anthropic's Python `transform_schema` asserts on a list and google-genai's `t_schema` calls
+ *   `.upper()` on it, while both turn the anyOf into what their API takes (pydantic writes Optional this way).
  * Gemini takes neither as it is: its function declarations use an OpenAPI subset with one upper-case type per
  * node, `enum` on strings only and no `additionalProperties`, so it gets a third, converted form.
  *
  * test/definitions.test.ts checks each variant with the provider's own SDK where one checks offline (OpenAI's
  * strict-schema transform, Anthropic's schema transform, the MCP SDK's Tool schema with a 2020-12 validator)
- * and with checkers of the published rules for the rest.
+ * and with checkers of the published rules for the rest; test/python-validators.test.ts runs the Python SDKs'
+ * own code on all eight (test/python/validate.py).
  */
 
-import { STORAGE_TOOL_SPEC, type ParameterSpec, type ToolSpec } from "./spec.js";
+import { toolSpec, type ParameterSpec, type ToolNameOption, type ToolSpec } from "./spec.js";
 
-type Nullable<T extends string> = [T, "null"];
-
-/** One parameter in JSON Schema, as OpenAI, Anthropic and MCP take it. */
+/**
+ * One parameter in JSON Schema, as OpenAI, Anthropic and MCP take it. It has either `type` or, in a strict
+ * schema where it may be null, `anyOf` (see the file's comment).
+ */
 export interface JsonSchemaProperty {
-  type: "string" | "integer" | Nullable<"string"> | Nullable<"integer">;
+  type?: "string" | "integer";
+  anyOf?: [{ type: "string" | "integer"; enum?: string[] }, { type: "null" }];
   description: string;
   enum?: string[];
   maxLength?: number;
@@ -128,8 +134,10 @@ export function jsonSchema(spec: ToolSpec, mode: "plain" | "strict"): JsonSchema
 
 function strictProperty(parameter: ParameterSpec, optional: boolean): JsonSchemaProperty {
   const { description, enum: choices } = keywords(parameter, false);
-  const type: JsonSchemaProperty["type"] = optional ? [parameter.type, "null"] : parameter.type;
-  return choices ? { type, description, enum: choices } : { type, description };
+  // No optional parameter has an enum (only `action` does, and every call has it); if one ever did, the enum
+  // would go inside the first branch, where OpenAI and both SDKs' transforms look for it.
+  if (optional) return { anyOf: [{ type: parameter.type, ...(choices ? { enum: choices } : {}) }, { type: "null" }], description };
+  return choices ? { type: parameter.type, description, enum: choices } : { type: parameter.type, description };
 }
 
 /** The description, enum and (if wanted) bounds of a parameter, in the order the APIs print them. */
@@ -156,8 +164,13 @@ export function geminiSchema(spec: ToolSpec): GeminiObject {
   return { type: "OBJECT", properties, required: [...spec.required] };
 }
 
-/** Every variant of a tool's definition. */
-export function toolDefinitions(spec: ToolSpec = STORAGE_TOOL_SPEC): ToolDefinitions {
+/** Every variant of the tool's definition, under the name in `options` (llm_cache by default). */
+export function toolDefinitions(options: ToolNameOption = {}): ToolDefinitions {
+  return definitionsOf(toolSpec(options));
+}
+
+/** Every variant of a spec's definition. */
+export function definitionsOf(spec: ToolSpec): ToolDefinitions {
   const { name, description } = spec;
   const strictDescription = description + STRICT_NOTE;
   const plain = () => jsonSchema(spec, "plain");

@@ -8,6 +8,7 @@
  */
 
 import { STRICT_VARIANTS, type DefinitionVariant } from "./definitions.js";
+import { STORAGE_TOOL_NAME, toolName, type ToolNameOption } from "./spec.js";
 
 export const CACHE_SYSTEM_PROMPT = `## The llm_cache tool: a cache for large intermediate results
 
@@ -19,7 +20,7 @@ Your context window is small next to the data some tasks touch. The \`llm_cache\
 - A task has several steps that build on each other (collect, then combine, then write a document): cache each step's output and read back only what the next step needs.
 Small results that fit easily in context don't need the cache.
 
-**Write** with \`{"action": "write", "data": "<JSON text>", "description": "..."}\`. \`data\` is the value as JSON text: \`"{\\"from\\": \\"ana@example.com\\", \\"summary\\": \\"...\\"}"\`, \`"[1, 2, 3]"\`, \`"42"\`; text that isn't JSON (a plain summary) is cached as that text. The answer shows the item's metadata, never the data. The description is all you will see of the item later, so say what it holds and how much: "Summary of email 7/50: Ana re Q3 budget, asks for numbers by Friday (120 words)". Descriptions are cut at 300 characters. One item holds at most 5 MB; this conversation's cache holds at most 50 MB.
+**Write** with \`{"action": "write", "data": "<JSON text>", "description": "..."}\`. \`data\` is always a string, the value as JSON text, never the object itself: \`"{\\"from\\": \\"ana@example.com\\", \\"summary\\": \\"...\\"}"\`, \`"[1, 2, 3]"\`, \`"42"\`; text that isn't JSON (a plain summary) is cached as that text. The answer shows the item's metadata, never the data. The description is all you will see of the item later, so say what it holds and how much: "Summary of email 7/50: Ana re Q3 budget, asks for numbers by Friday (120 words)". Descriptions are cut at 300 characters. One item holds at most 5 MB; this conversation's cache holds at most 50 MB.
 
 **Reading the metadata.** \`write\`, \`append\`, \`update\` and \`list\` show one line per item:
 
@@ -49,18 +50,37 @@ export const STRICT_PROMPT_NOTE =
   '`{"action": "list", "data": null, "description": null, "storageKey": null, "pointer": null, "offset": null, ' +
   '"limit": null, "query": null, "cursor": null, "customMetadata": null}`.\n';
 
-/** The section for the definition variant the agent sends; the plain text unless the variant is strict. */
-export function cachePrompt(variant: DefinitionVariant = "openaiResponses"): string {
-  return STRICT_VARIANTS.includes(variant) ? CACHE_SYSTEM_PROMPT + STRICT_PROMPT_NOTE : CACHE_SYSTEM_PROMPT;
+/** A mention of the tool by name: not a reference marker (`{{llm_cache:`, `$llm_cache`, "llm_cache references"). */
+const TOOL_MENTION = /(?<![{$])llm_cache(?!:| references)/g;
+const REFERENCES_INTRO = "Where a tool's description says it accepts llm_cache references";
+
+/**
+ * The section for the definition variant the agent sends (the plain text unless the variant is strict), for
+ * the tool called `options.name`.
+ *
+ * Under another name, every mention of the tool takes that name, but the two reference forms keep theirs:
+ * `{{llm_cache:KEY}}` and `{"$llm_cache": KEY}` are markers that our resolver (references.ts) finds in other
+ * tools' arguments, not calls of the tool. Keeping them fixed means a tool's description ("Accepts llm_cache
+ * references") and the resolver need no name, and no other llm_cache (browserx's own has no references)
+ * resolves the same marker. One clause then tells the LLM whose keys the markers take.
+ */
+export function cachePrompt(variant: DefinitionVariant = "openaiResponses", options: ToolNameOption = {}): string {
+  const text = STRICT_VARIANTS.includes(variant) ? CACHE_SYSTEM_PROMPT + STRICT_PROMPT_NOTE : CACHE_SYSTEM_PROMPT;
+  const name = toolName(options);
+  if (name === STORAGE_TOOL_NAME) return text;
+  return text
+    .replace(TOOL_MENTION, name)
+    .replace(REFERENCES_INTRO, `${REFERENCES_INTRO} (they name items of \`${name}\`)`);
 }
 
 /**
- * The agent's prompt with the cache section at its end, matching `variant`. Idempotent: a prompt that already
- * holds the section (for any variant) gets it once, for the variant asked for now.
+ * The agent's prompt with the cache section at its end, matching `variant` and the tool's name. Idempotent: a
+ * prompt that already holds the section (for any variant, under this name) gets it once, for the variant
+ * asked for now.
  */
-export function withCachePrompt(basePrompt: string, variant: DefinitionVariant = "openaiResponses"): string {
-  const section = cachePrompt(variant);
-  for (const present of [cachePrompt("openaiResponsesStrict"), CACHE_SYSTEM_PROMPT]) {
+export function withCachePrompt(basePrompt: string, variant: DefinitionVariant = "openaiResponses", options: ToolNameOption = {}): string {
+  const section = cachePrompt(variant, options);
+  for (const present of [cachePrompt("openaiResponsesStrict", options), cachePrompt("openaiResponses", options)]) {
     const at = basePrompt.indexOf(present);
     if (at !== -1) return basePrompt.slice(0, at) + section + basePrompt.slice(at + present.length);
   }

@@ -32,6 +32,33 @@ export interface ToolSpec {
 
 export const STORAGE_TOOL_NAME = "llm_cache";
 
+/**
+ * A name every API takes: OpenAI allows [a-zA-Z0-9_-]{1,64}, Anthropic the same up to 128, Gemini wants a letter
+ * or underscore first, MCP [A-Za-z0-9._-]{1,128}. This is what all four share.
+ */
+export const TOOL_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
+
+/** For every function that takes the tool's name as an option; `llm_cache` when left out. */
+export interface ToolNameOption {
+  /**
+   * The tool's name as the LLM calls it. Another name lets the cache sit beside another tool called
+   * llm_cache (browserx's own, say). It must match TOOL_NAME_PATTERN.
+   */
+  name?: string | undefined;
+}
+
+/** The tool's name from the options, checked once here so every caller gets the same clear error. */
+export function toolName(options: ToolNameOption = {}): string {
+  const name = options.name ?? STORAGE_TOOL_NAME;
+  if (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name)) {
+    throw new TypeError(
+      `the tool's name must be a letter or _ followed by at most 63 letters, digits, _ or -, which every LLM API ` +
+        `accepts; got ${JSON.stringify(name)?.slice(0, 80)}. Pass another name option, such as "host_cache"`,
+    );
+  }
+  return name;
+}
+
 export const CACHE_ACTIONS = ["write", "read", "append", "list", "search", "update", "delete", "stats"] as const;
 export type CacheAction = (typeof CACHE_ACTIONS)[number];
 
@@ -50,8 +77,8 @@ export const STORAGE_TOOL_SPEC: ToolSpec = {
     "context for this conversation. write stores data and answers with one line of metadata (key | size | age | " +
     "shape | description); list shows those lines, newest first; read returns an item's data, a part of it by " +
     "JSON pointer, a page at a time when it is long; append adds to a running array or text; search finds text " +
-    "inside the data. Pass data as JSON text: '{\"from\":\"ana@example.com\",\"summary\":\"...\"}', '[1,2]', " +
-    "'42'; text that isn't JSON is cached as that text.",
+    "inside the data. data is always a string of JSON text, never an object: " +
+    "'{\"from\":\"ana@example.com\",\"summary\":\"...\"}', '[1,2]', '42'; text that isn't JSON is cached as that text.",
   parameters: {
     action: {
       type: "string",
@@ -64,9 +91,9 @@ export const STORAGE_TOOL_SPEC: ToolSpec = {
     data: {
       type: "string",
       description:
-        "write, update: the value to cache, as JSON text (an object, array, number, true/false or a quoted " +
-        "string); other text is cached as it is. At most 5 MB. append: a JSON array whose elements are added, " +
-        "or text to add to a text.",
+        "A string, never an object or array. write, update: the value to cache as JSON text (an object, array, " +
+        "number, true/false or a quoted string); other text is cached as it is. At most 5 MB. append: a JSON " +
+        "array whose elements are added, or text to add to a text.",
     },
     description: {
       type: "string",
@@ -118,3 +145,9 @@ export const STORAGE_TOOL_SPEC: ToolSpec = {
   },
   required: ["action"],
 };
+
+/** The spec under the name in `options` (see ToolNameOption); the same spec otherwise. */
+export function toolSpec(options: ToolNameOption = {}): ToolSpec {
+  const name = toolName(options);
+  return name === STORAGE_TOOL_SPEC.name ? STORAGE_TOOL_SPEC : { ...STORAGE_TOOL_SPEC, name };
+}

@@ -17,10 +17,10 @@
 import type { CacheBackend } from "../backend.js";
 import { CacheError, InvalidRequestError } from "../errors.js";
 import { MAX_DESCRIPTION_CHARS, utf8Length } from "../protocol.js";
-import { STORAGE_TOOL_DEFINITIONS, type ToolDefinitions } from "./definitions.js";
+import { toolDefinitions, type ToolDefinitions } from "./definitions.js";
 import { ITEM_COLUMNS, describeShape, echo, formatAge, formatSize, itemLine, oneLine, pageLine } from "./format.js";
 import { fullKey, keyIdFor, shortKey } from "./keys.js";
-import { CACHE_ACTIONS, DEFAULT_LIST_LIMIT, DEFAULT_SEARCH_LIMIT, MAX_PAGE_LIMIT, STORAGE_TOOL_NAME } from "./spec.js";
+import { CACHE_ACTIONS, DEFAULT_LIST_LIMIT, DEFAULT_SEARCH_LIMIT, MAX_PAGE_LIMIT, STORAGE_TOOL_NAME, toolName, type ToolNameOption } from "./spec.js";
 
 export { CACHE_ACTIONS, DEFAULT_LIST_LIMIT, DEFAULT_SEARCH_LIMIT, MAX_PAGE_LIMIT, STORAGE_TOOL_NAME } from "./spec.js";
 
@@ -45,7 +45,7 @@ export interface ToolContext {
   turnId?: string | undefined;
 }
 
-export interface StorageToolOptions {
+export interface StorageToolOptions extends ToolNameOption {
   /** The clock for items' ages; Date.now by default. */
   now?: () => number;
   /** See DEFAULT_MAX_READ_BYTES. */
@@ -70,17 +70,27 @@ interface ToolArgs {
 }
 
 export class StorageTool {
-  readonly name = STORAGE_TOOL_NAME;
+  /** The name the LLM calls it by (the `name` option; llm_cache by default). Every answer names the tool so. */
+  readonly name: string;
   /** The tool's definition for each LLM API; see definitions.ts. */
-  readonly definitions: ToolDefinitions = STORAGE_TOOL_DEFINITIONS;
+  readonly definitions: ToolDefinitions;
   readonly #client: CacheBackend;
+  readonly #options: StorageToolOptions;
   readonly #now: () => number;
   readonly #maxReadBytes: number;
 
   constructor(client: CacheBackend, options: StorageToolOptions = {}) {
+    this.name = toolName(options);
+    this.definitions = toolDefinitions({ name: this.name });
     this.#client = client;
+    this.#options = options;
     this.#now = options.now ?? Date.now;
     this.#maxReadBytes = options.maxReadBytes ?? DEFAULT_MAX_READ_BYTES;
+  }
+
+  /** The same tool over the same backend, called `name`: for an adapter given its own name option. */
+  named(name: string | undefined): StorageTool {
+    return name === undefined || name === this.name ? this : new StorageTool(this.#client, { ...this.#options, name });
   }
 
   /**
@@ -95,11 +105,11 @@ export class StorageTool {
   async run(args: unknown, context: ToolContext): Promise<ToolOutcome> {
     let action = "call";
     try {
-      const input = parseArgs(args);
+      const input = parseArgs(args, this.name);
       action = typeof input.action === "string" ? input.action : action;
       return { ok: true, text: await this.#dispatch(input, context) };
     } catch (error) {
-      return { ok: false, text: errorText(action, error), error };
+      return { ok: false, text: errorText(action, error, this.name), error };
     }
   }
 
@@ -126,7 +136,7 @@ export class StorageTool {
           message: "action must be one of the tool's actions",
           expected: CACHE_ACTIONS.join(", "),
           actual: typeof input.action === "string" ? input.action.slice(0, 40) : typeof input.action,
-          suggestion: "call llm_cache again with one of those actions",
+          suggestion: `call ${this.name} again with one of those actions`,
         });
     }
   }
@@ -137,7 +147,7 @@ export class StorageTool {
       taskId: context.taskId === undefined ? undefined : keyIdFor(context.taskId),
       data: parseData(input.data),
       description: sentDescription(input.description) as string,
-      customMetadata: parseCustomMetadata(input.customMetadata),
+      customMetadata: parseCustomMetadata(input.customMetadata, this.name),
     });
     return `cached ${itemLine(item, this.#now())}`;
   }
@@ -187,7 +197,7 @@ export class StorageTool {
     const query = input.query as string | undefined;
     const page = await this.#client.list({
       sessionId: context.sessionId,
-      limit: pageLimit(input.limit, DEFAULT_LIST_LIMIT),
+      limit: pageLimit(input.limit, DEFAULT_LIST_LIMIT, this.name),
       cursor: input.cursor as string | undefined,
       query,
     });
@@ -210,7 +220,7 @@ export class StorageTool {
     const result = await this.#client.search({
       sessionId: context.sessionId,
       query,
-      limit: pageLimit(input.limit, DEFAULT_SEARCH_LIMIT),
+      limit: pageLimit(input.limit, DEFAULT_SEARCH_LIMIT, this.name),
       cursor,
     });
     const words = typeof query === "string" ? echo(query) : "";
@@ -234,7 +244,7 @@ export class StorageTool {
       storageKey: hostKey(input.storageKey, context),
       data: parseData(input.data),
       description: sentDescription(input.description) as string | undefined,
-      customMetadata: parseCustomMetadata(input.customMetadata),
+      customMetadata: parseCustomMetadata(input.customMetadata, this.name),
     });
     return `updated ${itemLine(item, this.#now())}`;
   }
@@ -269,7 +279,7 @@ function hostKey(key: unknown, context: ToolContext): string {
   return typeof key === "string" ? fullKey(key, context.sessionId) : (key as string);
 }
 
-function parseArgs(args: unknown): ToolArgs {
+function parseArgs(args: unknown, name: string): ToolArgs {
   let value = args;
   if (typeof args === "string") {
     try {
@@ -277,14 +287,14 @@ function parseArgs(args: unknown): ToolArgs {
     } catch {
       throw new InvalidRequestError({
         message: "the tool's arguments are not valid JSON",
-        suggestion: 'call llm_cache again with a JSON object such as {"action": "list"}',
+        suggestion: `call ${name} again with a JSON object such as {"action": "list"}`,
       });
     }
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new InvalidRequestError({
       message: "the tool's arguments must be a JSON object",
-      suggestion: 'call llm_cache again with a JSON object such as {"action": "list"}',
+      suggestion: `call ${name} again with a JSON object such as {"action": "list"}`,
     });
   }
   // Strict definitions make the LLM send every parameter, null where the action doesn't use it.
@@ -294,7 +304,10 @@ function parseArgs(args: unknown): ToolArgs {
 /**
  * The value to cache. The LLM sends it as JSON text (the only form every API's strict mode takes); text that
  * isn't JSON is cached as that text, and so is a number that JSON would change ("1e999", a 30-digit id,
- * "42.0"), so that nothing the LLM wrote is lost. Any other value came from a caller that could send it directly.
+ * "42.0"), so that nothing the LLM wrote is lost. Any other value is cached as it is, without a word: it came
+ * from a caller that isn't an LLM, or from an LLM that sent an object where the schema says text, and either
+ * way it is what that object's JSON text would have been parsed to. Refusing it would cost the LLM a turn for
+ * nothing.
  */
 export function parseData(data: unknown): unknown {
   if (typeof data !== "string") return data;
@@ -333,21 +346,21 @@ function sentDescription(description: unknown): unknown {
  * A page size for list or search: the default when absent, and never more than a page the context can take.
  * A value that isn't a number goes to the host as it is, whose check names it.
  */
-function pageLimit(limit: unknown, fallback: number): number {
+function pageLimit(limit: unknown, fallback: number, name: string): number {
   if (limit === undefined) return fallback;
   if (typeof limit === "number" && limit > MAX_PAGE_LIMIT) {
     throw new InvalidRequestError({
       message: `limit is more than ${MAX_PAGE_LIMIT} results per page`,
       expected: `an integer from 1 to ${MAX_PAGE_LIMIT}`,
       actual: limit,
-      suggestion: `call llm_cache again with a limit of at most ${MAX_PAGE_LIMIT}, and page on with the cursor`,
+      suggestion: `call ${name} again with a limit of at most ${MAX_PAGE_LIMIT}, and page on with the cursor`,
     });
   }
   return limit as number;
 }
 
 /** customMetadata as JSON text of an object (or an object, from callers that aren't LLMs). */
-function parseCustomMetadata(value: unknown): { [key: string]: unknown } | undefined {
+function parseCustomMetadata(value: unknown, name: string): { [key: string]: unknown } | undefined {
   if (value === undefined) return undefined;
   let parsed: unknown = value;
   if (typeof value === "string") {
@@ -362,7 +375,7 @@ function parseCustomMetadata(value: unknown): { [key: string]: unknown } | undef
       message: "customMetadata must be the JSON text of an object",
       expected: 'JSON object text such as {"source":"gmail"}',
       actual: typeof value === "string" ? "text that is not a JSON object" : typeof value,
-      suggestion: "call llm_cache again with customMetadata as JSON object text, or without it",
+      suggestion: `call ${name} again with customMetadata as JSON object text, or without it`,
     });
   }
   return parsed as { [key: string]: unknown };
@@ -372,15 +385,15 @@ function parseCustomMetadata(value: unknown): { [key: string]: unknown } | undef
  * A failure as the LLM should read it: what failed, why, and what to do next. `actual` is added when the
  * message doesn't already name it: the host's messages name keys and sizes, but not every bad value.
  */
-export function errorText(action: string, error: unknown): string {
+export function errorText(action: string, error: unknown, name: string = STORAGE_TOOL_NAME): string {
   if (error instanceof CacheError) {
     const actual =
       error.actual === undefined || names(error.message, String(error.actual)) ? "" : ` (got ${echo(String(error.actual), 120)})`;
-    return `llm_cache ${action} failed: ${error.code}: ${sentence(error.message)}${actual}. Next: ${sentence(error.suggestion)}.`;
+    return `${name} ${action} failed: ${error.code}: ${sentence(error.message)}${actual}. Next: ${sentence(error.suggestion)}.`;
   }
   const message = error instanceof Error ? error.message : String(error);
   return (
-    `llm_cache ${action} failed unexpectedly: ${sentence(message)}. ` +
+    `${name} ${action} failed unexpectedly: ${sentence(message)}. ` +
     "Next: continue without the cache: process the data in your context, in smaller batches if needed."
   );
 }

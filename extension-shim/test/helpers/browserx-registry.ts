@@ -3,7 +3,8 @@
  * and the tool-call path of src/core/TurnManager.ts), written from its documented and observed behaviour, for
  * testing the adapter the way browserx will run it:
  * - register: the definition must have `type`; a function tool needs a name, a description and `parameters`
- *   of type object with `properties`; a name registers once. The messages are browserx's.
+ *   of type object with `properties`; a name registers once. The messages are browserx's. getTool answers a
+ *   registered tool's definition, or null.
  * - validate: required parameters present and not null; unknown top-level parameters refused unless
  *   additionalProperties is true; each parameter's type checked recursively (array items, declared object
  *   properties), at most one error per parameter; a property without a known type is UNKNOWN_TYPE. Enums are
@@ -93,6 +94,10 @@ export class BrowserxStyleRegistry {
   /** What BrowserxAgent.cleanup() calls before the service worker replaces the agent. */
   clear(): void {
     this.#tools.clear();
+  }
+
+  getTool(name: string): ToolDefinition | null {
+    return this.#tools.get(name)?.definition ?? null;
   }
 
   listTools(): ToolDefinition[] {
