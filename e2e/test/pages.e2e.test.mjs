@@ -12,10 +12,10 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { launchWithExtension } from "../lib/browser.mjs";
-import { DEMO_GLOBAL, DemoAgent, checkDemoExtension, keysIn } from "../lib/demo-agent.mjs";
-import { DEMO_EXTENSION_DIR, EXTENSION_ID, REPO_DIR, demoScenarioSkipReason, hostVersion, requireHostAndChromium } from "../lib/env.mjs";
-import { createSandbox, installHost } from "../lib/sandbox.mjs";
+import { DemoAgent, keysIn } from "../lib/demo-agent.mjs";
+import { demoBrowser } from "../lib/demo-browser.mjs";
+import { EXTENSION_ID, REPO_DIR, demoScenarioSkipReason, hostVersion } from "../lib/env.mjs";
+import { installHost } from "../lib/sandbox.mjs";
 
 const SKIP = demoScenarioSkipReason() ?? false;
 const PAGES = `chrome-extension://${EXTENSION_ID}/lib/pages`;
@@ -25,23 +25,6 @@ const DOM_TIMEOUT_MS = 15_000;
 const SCREENSHOTS = process.env.E2E_SCREENSHOTS === "1" ? path.join(REPO_DIR, "docs", "screenshots") : null;
 
 const newSessionId = () => `conv_e2e-${crypto.randomBytes(6).toString("hex")}`;
-
-/** A fresh profile with the demo extension in Chromium; the host installed into it first when `installed`. */
-function demoBrowser(label, { installed }) {
-  const state = {};
-  before(async () => {
-    requireHostAndChromium();
-    checkDemoExtension();
-    state.sandbox = createSandbox(label);
-    if (installed) installHost(state.sandbox);
-    state.browser = await launchWithExtension(state.sandbox, DEMO_EXTENSION_DIR, { globalName: DEMO_GLOBAL });
-  });
-  after(async () => {
-    await state.browser?.close();
-    await state.sandbox?.cleanup();
-  });
-  return state;
-}
 
 /** A new tab at 1280x800 on one of the pages. */
 async function openPage(browser, file) {
@@ -73,7 +56,7 @@ async function screenshot(page, name) {
 }
 
 describe("the install page in Chromium", { skip: SKIP, timeout: 120_000 }, () => {
-  const s = demoBrowser("pages-install", { installed: false });
+  const s = demoBrowser("pages-install", {});
   let page;
   after(() => page?.close().catch(() => {}));
 
@@ -140,7 +123,7 @@ const THREAD = {
 const THREAD_DESCRIPTION = "The Q3 planning thread: all 300 messages (n, from, text)";
 
 describe("the cache viewer in Chromium", { skip: SKIP, timeout: 180_000 }, () => {
-  const s = demoBrowser("pages-viewer", { installed: true });
+  const s = demoBrowser("pages-viewer", { install: installHost });
   const sessionId = newSessionId();
   const keys = []; // keys[i]: EMAILS[i]'s storage key; then the thread's
   let page;

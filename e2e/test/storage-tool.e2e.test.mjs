@@ -11,10 +11,10 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { launchWithExtension } from "../lib/browser.mjs";
-import { DEMO_GLOBAL, DemoAgent, checkDemoExtension, keysIn } from "../lib/demo-agent.mjs";
-import { DEMO_EXTENSION_DIR, EXTENSION_ORIGIN, HOST_BIN, HOST_NAME, demoScenarioSkipReason, requireHostAndChromium } from "../lib/env.mjs";
-import { createSandbox, hostLogs, installHost } from "../lib/sandbox.mjs";
+import { DemoAgent, keysIn } from "../lib/demo-agent.mjs";
+import { demoBrowser } from "../lib/demo-browser.mjs";
+import { EXTENSION_ORIGIN, HOST_BIN, HOST_NAME, demoScenarioSkipReason } from "../lib/env.mjs";
+import { hostLogs, installHost } from "../lib/sandbox.mjs";
 
 const SKIP = demoScenarioSkipReason() ?? false;
 
@@ -37,23 +37,6 @@ const email = (i) => ({
 });
 const describeEmail = (i) => `Summary of email ${pad(i)}/50 from sender${pad(i)}@example.com`;
 const newSessionId = () => `conv_e2e-${crypto.randomBytes(6).toString("hex")}`;
-
-/** A fresh profile, with the host installed into it or not, and the demo extension running in Chromium. */
-function demoBrowser(label, { installed }) {
-  const state = {};
-  before(async () => {
-    requireHostAndChromium();
-    checkDemoExtension();
-    state.sandbox = createSandbox(label);
-    if (installed) state.manifest = installInto(state.sandbox);
-    state.browser = await launchWithExtension(state.sandbox, DEMO_EXTENSION_DIR, { globalName: DEMO_GLOBAL });
-  });
-  after(async () => {
-    await state.browser?.close();
-    await state.sandbox?.cleanup();
-  });
-  return state;
-}
 
 /** Runs the installer against the sandbox's profile and checks the manifest it wrote. */
 function installInto(sandbox) {
@@ -87,7 +70,7 @@ async function cacheEmails(agent, sessionId) {
 }
 
 describe("the demo extension's StorageTool in Chromium, host installed", { skip: SKIP, timeout: 150_000 }, () => {
-  const s = demoBrowser("demo", { installed: true });
+  const s = demoBrowser("demo", { install: installInto });
   const sessionId = newSessionId();
   let agent;
   before(() => {
@@ -190,7 +173,7 @@ describe("the demo extension's StorageTool in Chromium, host installed", { skip:
 });
 
 describe("the demo extension's StorageTool in Chromium, host not installed", { skip: SKIP, timeout: 120_000 }, () => {
-  const s = demoBrowser("demo-noinstall", { installed: false });
+  const s = demoBrowser("demo-noinstall", {});
   const sessionId = newSessionId();
   let agent;
   before(() => {
@@ -281,7 +264,7 @@ describe("the demo extension's StorageTool in Chromium, host not installed", { s
 });
 
 describe("the demo extension in Chromium, host installed while it runs", { skip: SKIP, timeout: 120_000 }, () => {
-  const s = demoBrowser("demo-midway", { installed: false });
+  const s = demoBrowser("demo-midway", {});
   const early = newSessionId();
   const late = newSessionId();
 
