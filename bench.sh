@@ -1,5 +1,5 @@
 #!/bin/sh
-# Every benchmark, with the figures the README shows: the host over its pipes against a minimal host
+# Every benchmark, with the figures docs/performance.md shows: the host over its pipes against a minimal host
 # doing the same LMDB work, and its growth curves (plots written to docs/bench/); then the cache as an
 # extension sees it in headless Chromium, against Chrome's transport alone, IndexedDB and
 # chrome.storage.local. Not part of the test command: it measures, it asserts nothing about speed.

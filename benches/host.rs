@@ -5,7 +5,8 @@
 //! markdown tables. With `LLM_CACHE_BENCH_PLOTS=DIR` it also writes the growth plots there as SVG.
 //! `LLM_CACHE_BENCH_RUNS` sets the runs per figure (default 20). The stores live in a temporary
 //! directory under `$LLM_CACHE_BENCH_DIR` if set, else under the system's temp directory; every write
-//! is a durable LMDB commit, so figures depend on that disk.
+//! is a durable LMDB commit, so figures depend on that disk. `LLM_CACHE_BENCH_NO_GROWTH=1` stops after
+//! the table against the floor.
 //!
 //! - **Against the floor** (`minimal.rs`): a minimal host doing the same LMDB work with nothing else,
 //!   started by this same executable. Each pair of measurements is interleaved run by run (ours, then
@@ -42,6 +43,9 @@ const ORIGIN_ARG: &str = "chrome-extension://benchext/";
 /// Set in the environment of the copy of this executable that runs the minimal host.
 const ROLE: &str = "LLM_CACHE_BENCH_ROLE";
 
+/// Round trips timed together in rows whose single round trip is too short to time alone (a `hello`, a
+/// 3 KB read): the figure is the batch's time over its size.
+const BATCH: usize = 50;
 /// Item sizes against the floor (decimal units; 5 MB is under the 5 MiB item limit).
 const SIZES: [(&str, usize); 3] = [("3 KB", 3_000), ("1 MB", 1_000_000), ("5 MB", 5_000_000)];
 /// Keep a session this far under its 50 MiB quota when spreading big writes over sessions.
@@ -50,8 +54,8 @@ const SESSION_BUDGET: usize = 45_000_000;
 const SEARCH_ITEMS: usize = 9;
 /// Small writes sent back to back for the throughput measurement.
 const PIPELINED_WRITES: usize = 1_000;
-/// 5 MB reads made by a fresh process, for its memory.
-const MEMORY_READS: usize = 100;
+/// Reads of the 5 MB item a fresh process writes, for its memory.
+const MEMORY_READS: usize = 20;
 /// Session sizes and store sizes (in sessions) for the growth curves.
 const SESSION_ITEMS: [usize; 3] = [100, 1_000, 10_000];
 const STORE_SESSIONS: [usize; 3] = [1, 100, 1_000];
@@ -62,8 +66,8 @@ const GROWTH_ITEM: usize = 1_000;
 const END_ROUNDS: usize = 5;
 
 fn main() {
-    if std::env::var_os(ROLE).is_some() {
-        return minimal::serve();
+    if let Some(role) = std::env::var_os(ROLE) {
+        return minimal::serve(role == "memcpy");
     }
     // `cargo bench` passes `--bench`; `cargo test --benches` (or `--all-targets`) does not, and must not
     // spend minutes here.
@@ -75,14 +79,19 @@ fn main() {
     let base = std::env::var_os("LLM_CACHE_BENCH_DIR").map(std::path::PathBuf::from).unwrap_or_else(std::env::temp_dir);
     let dir = tempfile::Builder::new().prefix("llm-cache-bench-").tempdir_in(&base).expect("temp dir");
     let started = Instant::now();
-    let stores = Stores { ours: dir.path().join("ours"), floor: dir.path().join("floor") };
+    let stores =
+        Stores { ours: dir.path().join("ours"), floor: dir.path().join("floor"), memcpy: dir.path().join("memcpy") };
 
     let mut table = Table::default();
     spawn_to_first_reply(&stores, runs, &mut table);
     {
         let (mut ours, mut floor) = (stores.ours(), stores.floor());
-        let ack = pair(runs, &mut ours, &mut floor, |host, _| hello(host));
-        table.pair("round trip of a `hello` / a bare ack", &ack, "the pipe round trip alone");
+        let ack = pair(runs, &mut ours, &mut floor, |host, _| hellos(host, BATCH));
+        table.pair(
+            "round trip of a `hello` / a bare ack",
+            &ack,
+            &format!("the pipe round trip alone; {BATCH} per run, time / {BATCH}"),
+        );
         for (label, size) in SIZES {
             for kind in [Kind::Text, Kind::Records] {
                 writes_and_reads(&mut ours, &mut floor, label, size, kind, runs, &mut table);
@@ -94,11 +103,15 @@ fn main() {
         let note = "every byte screened; the floor is one memchr pass over the same bytes in the bench's process";
         table.pair(&format!("search a session of {SEARCH_ITEMS} × 5 MB, no match"), &search, note);
         pipelined(&mut ours, &mut floor, &mut table);
+        floor_is_plausible(&stores, &mut floor, runs, &mut table);
         ours.close();
         floor.close();
     }
     memory(&stores, &mut table);
     table.print(&format!("Against the floor: {runs} interleaved runs each"));
+    if std::env::var_os("LLM_CACHE_BENCH_NO_GROWTH").is_some() {
+        return;
+    }
 
     let by_items = session_growth(&stores.ours, runs);
     let by_sessions = store_growth(&dir.path().join("growth"), runs);
@@ -133,6 +146,7 @@ fn main() {
 struct Stores {
     ours: std::path::PathBuf,
     floor: std::path::PathBuf,
+    memcpy: std::path::PathBuf,
 }
 
 impl Stores {
@@ -144,6 +158,13 @@ impl Stores {
         let mut command = Command::new(std::env::current_exe().expect("this executable"));
         command.env(ROLE, "minimal");
         Host::start(command, &self.floor)
+    }
+
+    /// The floor that keeps each read's frames and resends them: the pipe alone (see `minimal.rs`).
+    fn memcpy(&self) -> Host {
+        let mut command = Command::new(std::env::current_exe().expect("this executable"));
+        command.env(ROLE, "memcpy");
+        Host::start(command, &self.memcpy)
     }
 }
 
@@ -180,8 +201,13 @@ struct Pair {
 }
 
 fn hello(host: &mut Host) -> Duration {
-    let (elapsed, reply) = host.round_trip(|id| format!(r#"{{"id":{id},"op":"hello"}}"#));
-    assert_ok(&reply);
+    hellos(host, 1)
+}
+
+/// `n` `hello`s one after another: the time per round trip.
+fn hellos(host: &mut Host, n: usize) -> Duration {
+    let (elapsed, replies) = host.round_trips(n, |id, _| format!(r#"{{"id":{id},"op":"hello"}}"#));
+    replies.iter().for_each(|reply| _ = assert_ok(reply));
     elapsed
 }
 
@@ -230,17 +256,24 @@ fn writes_and_reads(
     let note = "one durable commit each";
     table.pair(&format!("write {label} of {}", kind.name()), &writes, note);
     let mut frames = 0;
+    // Small reads are timed in batches: the same item read `batch` times in a row.
+    let batch = if size < 100_000 { BATCH } else { 1 };
     let reads = pair(runs, ours, floor, |host, run| {
         let (session, task) = key(run);
-        let (elapsed, reply) = host.round_trip(|id| {
+        let (elapsed, replies) = host.round_trips(batch, |id, _| {
             format!(r#"{{"id":{id},"op":"read","sessionId":"{session}","storageKey":"{session}_{task}_n0000000"}}"#)
         });
-        let data = &assert_ok(&reply)["item"]["data"];
-        assert_eq!(serde_json::to_string(data).expect("data").len(), size, "the item came back whole");
+        for reply in &replies {
+            let data = &assert_ok(reply)["item"]["data"];
+            assert_eq!(serde_json::to_string(data).expect("data").len(), size, "the item came back whole");
+        }
         frames = host.last_reply_frames;
         elapsed
     });
-    let note = if frames > 1 { format!("{frames} chunk frames, joined") } else { "one frame".to_owned() };
+    let mut note = if frames > 1 { format!("{frames} chunk frames") } else { "one frame".to_owned() };
+    if batch > 1 {
+        note.push_str(&format!("; {batch} per run, time / {batch}"));
+    }
     table.pair(&format!("read {label} of {}", kind.name()), &reads, &note);
 }
 
@@ -259,14 +292,15 @@ fn gzip_reads(stores: &Stores, plain: &mut Host, runs: usize, table: &mut Table)
             format!(r#"{{"id":{id},"op":"read","sessionId":"conv_gzip","storageKey":"conv_gzip_tgzip000_n0000000"}}"#)
         });
         assert_eq!(reply["ok"], Value::Bool(true));
-        if let Some(payload) = reply["payload"].as_str() {
-            wire = payload.len();
+        if reply["payload"].is_string() {
+            wire = host.last_reply_bytes;
         }
         elapsed
     });
     gzip.close();
     assert!(wire > 0, "the reply to the client that asked came gzipped");
-    let note = format!("the floor is the same read sent plain; {} KB cross instead of 1,000", wire / 1000);
+    let note =
+        format!("the floor is the same read sent plain; the reply is {} bytes instead of 1,000,000 and more", wire);
     table.pair("read 1 MB of text, gzipped", &reads, &note);
 }
 
@@ -351,8 +385,8 @@ fn pipelined(ours: &mut Host, floor: &mut Host, table: &mut Table) {
             stdin.flush().expect("flush");
             stdin
         });
-        let replies: Vec<Value> = (0..PIPELINED_WRITES).map(|_| host.read_reply()).collect();
-        let total = start.elapsed();
+        let (end, replies) = host.read_replies(PIPELINED_WRITES, first_id);
+        let total = end - start;
         host.stdin = Some(sender.join().expect("sender thread"));
         for (i, reply) in replies.iter().enumerate() {
             assert_eq!(reply["id"].as_u64(), Some(first_id + i as u64), "replies come in request order");
@@ -372,23 +406,24 @@ fn pipelined(ours: &mut Host, floor: &mut Host, table: &mut Table) {
     ]);
 }
 
-/// A fresh process of each host reads one 5 MB item `MEMORY_READS` times: its peak RSS, and its heap
-/// (anonymous memory) after the first read and after the last.
+/// A fresh process of each host writes a 5 MB item and reads it back `MEMORY_READS` times: its RSS idle,
+/// its peak RSS, and its heap (anonymous memory) after the first read and after the last.
 fn memory(stores: &Stores, table: &mut Table) {
-    let data = data::json(Kind::Text, 5_000_000, 99);
     let mut cells = Vec::new();
-    for mut host in [stores.ours(), stores.floor()] {
-        let reply = host.round_trip(|id| write_request(id, "conv_memory", "tmem0000", "n0000000", &data)).1;
-        assert_ok(&reply);
-        host.close();
-    }
-    for start in [Stores::ours, Stores::floor] {
+    for (n, start) in [Stores::ours, Stores::floor].into_iter().enumerate() {
+        let data = data::json(Kind::Text, 5_000_000, 99);
         let mut host = start(stores);
         hello(&mut host);
         let idle = host.memory();
+        let task = format!("tmem{n:04}");
+        let reply = host.round_trip(|id| write_request(id, "conv_memory", &task, "n0000000", &data)).1;
+        assert_ok(&reply);
+        drop(data);
         let read = |host: &mut Host| {
             let reply = host.round_trip(|id| {
-                format!(r#"{{"id":{id},"op":"read","sessionId":"conv_memory","storageKey":"conv_memory_tmem0000_n0000000"}}"#)
+                format!(
+                    r#"{{"id":{id},"op":"read","sessionId":"conv_memory","storageKey":"conv_memory_{task}_n0000000"}}"#
+                )
             });
             assert_eq!(assert_ok(&reply.1)["item"]["dataSize"].as_u64(), Some(5_000_000));
         };
@@ -408,20 +443,43 @@ fn memory(stores: &Stores, table: &mut Table) {
         format!("heap {}", kib(ours_idle.anon_kib)),
         kib(floor_idle.rss_kib),
         format!("heap {}", kib(floor_idle.anon_kib)),
-        format!("{:.1}×", ours_idle.rss_kib as f64 / floor_idle.rss_kib.max(1) as f64),
+        format!("{:.2}×", ours_idle.rss_kib as f64 / floor_idle.rss_kib.max(1) as f64),
         String::new(),
         "heap = anonymous memory; the rest is the binary and the LMDB map".to_owned(),
     ]);
     table.row([
-        format!("peak RSS over {MEMORY_READS} reads of 5 MB"),
+        format!("peak RSS: write 5 MB, read it {MEMORY_READS} times"),
         kib(ours_last.hwm_kib),
-        format!("heap {} after 1, {} after {MEMORY_READS}", kib(ours_first.anon_kib), kib(ours_last.anon_kib)),
+        format!("heap {} after 1 read, {} after {MEMORY_READS}", kib(ours_first.anon_kib), kib(ours_last.anon_kib)),
         kib(floor_last.hwm_kib),
-        format!("heap {} after 1, {} after {MEMORY_READS}", kib(floor_first.anon_kib), kib(floor_last.anon_kib)),
-        format!("{:.1}×", ours_last.hwm_kib as f64 / floor_last.hwm_kib.max(1) as f64),
+        format!("heap {} after 1 read, {} after {MEMORY_READS}", kib(floor_first.anon_kib), kib(floor_last.anon_kib)),
+        format!("{:.2}×", ours_last.hwm_kib as f64 / floor_last.hwm_kib.max(1) as f64),
         String::new(),
-        format!("of ours: {}", ours_last.describe()),
+        format!("a fresh process each; of ours: {}", ours_last.describe()),
     ]);
+}
+
+/// The floor against the pipe alone: 5 MB of text read from the floor, and from the same host keeping
+/// the read's frames and resending them (`memcpy`). Were the floor far above this row's, it would be
+/// doing work a host need not do.
+fn floor_is_plausible(stores: &Stores, floor: &mut Host, runs: usize, table: &mut Table) {
+    let data = data::json(Kind::Text, 5_000_000, 55);
+    let mut memcpy = stores.memcpy();
+    let request = |id: u64| {
+        format!(r#"{{"id":{id},"op":"read","sessionId":"conv_plain","storageKey":"conv_plain_tplain00_n0000000"}}"#)
+    };
+    for host in [&mut *floor, &mut memcpy] {
+        assert_ok(&host.round_trip(|id| write_request(id, "conv_plain", "tplain00", "n0000000", &data)).1);
+        assert_ok(&host.round_trip(request).1);
+    }
+    let reads = pair(runs, floor, &mut memcpy, |host, _| {
+        let (elapsed, reply) = host.round_trip(request);
+        assert_eq!(assert_ok(&reply)["item"]["dataSize"].as_u64(), Some(5_000_000));
+        elapsed
+    });
+    memcpy.close();
+    let note = "here \"ours\" is the floor, and the floor a host that resends the frames it kept: the pipe alone";
+    table.pair("read 5 MB of text: the floor / the pipe alone", &reads, note);
 }
 
 /// The growth curves' operations, each a list of runs per point.
@@ -648,7 +706,13 @@ fn max(times: &[Duration]) -> Duration {
 
 fn ms(d: Duration) -> String {
     let ms = d.as_secs_f64() * 1e3;
-    if ms < 10.0 { format!("{ms:.2} ms") } else { format!("{ms:.1} ms") }
+    if ms < 1.0 {
+        format!("{:.1} µs", ms * 1e3)
+    } else if ms < 10.0 {
+        format!("{ms:.2} ms")
+    } else {
+        format!("{ms:.1} ms")
+    }
 }
 
 fn cpu_model() -> String {

@@ -101,7 +101,11 @@ where
                 let mut group = Group::parse(ctx, &frames);
                 while let Some(reply) = group.next_reply() {
                     out.send(&reply).await?;
+                    // The next read copies its item into this one's memory.
+                    reply.recycle();
                 }
+                drop(group);
+                frames.into_iter().for_each(crate::frame::give_back_frame);
             }
         }
         out.flush().await?;

@@ -14,6 +14,10 @@ use std::task::{Context, Poll, ready};
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
+/// The buffer asked for each pipe: one reply frame's worth.
+#[cfg(target_os = "linux")]
+const PIPE_BYTES: libc::c_int = crate::limits::MAX_REPLY_FRAME_BYTES as libc::c_int;
+
 /// One of the process's standard streams, non-blocking while this value lives.
 pub struct Pipe {
     fd: AsyncFd<StdFd>,
@@ -49,6 +53,14 @@ impl Pipe {
         // SAFETY: as above.
         if unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
             return Err(io::Error::last_os_error());
+        }
+        // A pipe holds 64 KiB by default, so a 5 MB request or reply crosses in 80 wake-ups of each
+        // side; one of a frame's size (the most an unprivileged process may ask for, by default)
+        // takes a few. Where it can't be had, the pipe works as it was.
+        // SAFETY: as above; F_SETPIPE_SZ only resizes the pipe's buffer, or fails.
+        #[cfg(target_os = "linux")]
+        unsafe {
+            libc::fcntl(fd, libc::F_SETPIPE_SZ, PIPE_BYTES);
         }
         // SAFETY: the standard streams stay open for the whole process, so the descriptor stays valid
         // as long as the registration does.

@@ -438,7 +438,11 @@ fn data(raw: Option<&RawValue>) -> Result<String, CacheError> {
         .expected(MAX_ITEM_BYTES)
         .actual(size));
     }
-    Ok(compact.into_owned())
+    // Copied into memory a reply gave back, when there is some: see `frame::copy_of`.
+    Ok(match compact {
+        std::borrow::Cow::Borrowed(text) => crate::frame::copy_of(text),
+        std::borrow::Cow::Owned(text) => text,
+    })
 }
 
 /// Reads `customMetadata`: a JSON object of at most 64 KiB.

@@ -314,7 +314,7 @@ impl Read {
         let (data, slice) = match self.window(value) {
             None => {
                 spend(value.len())?;
-                (RawValue::from_string(value.to_owned()).map_err(corrupted)?, None)
+                (RawValue::from_string(crate::frame::copy_of(value)).map_err(corrupted)?, None)
             }
             Some(window) => {
                 let sliced = self.cut(value, window)?;

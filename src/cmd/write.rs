@@ -48,7 +48,10 @@ impl Write {
 
     /// Stores the item.
     pub fn apply(self, ctx: &Context) -> Result<CacheMetadata, CacheError> {
-        ctx.store()?.write(|txn, dbs| self.run(txn, dbs, ctx))
+        let written = ctx.store()?.write(|txn, dbs| self.run(txn, dbs, ctx));
+        // The data's memory serves the next long copy (see `frame::copy_of`).
+        crate::frame::give_back(self.data);
+        written
     }
 
     /// The write, in the caller's write transaction (its own, or a group commit's).
