@@ -59,8 +59,11 @@ pub async fn read_frame<R: AsyncRead + Unpin>(reader: &mut R) -> io::Result<Opti
         return Ok(Some(Incoming::Oversized { length, head }));
     }
     // A long frame goes into the memory kept (see `SPARE`); a short one leaves it for a reply's copy.
-    let mut body =
-        if length as usize >= KEEP_ABOVE_BYTES { SPARE_FRAME.take().unwrap_or_default() } else { Vec::new() };
+    let mut body = if length as usize >= KEEP_ABOVE_BYTES {
+        SPARE.take().map(String::into_bytes).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     body.clear();
     body.resize(length as usize, 0);
     reader.read_exact(&mut body).await?;
@@ -146,34 +149,38 @@ impl Reply {
     }
 }
 
-/// Keeps `text`'s memory for [`copy_of`] to reuse, when it is long (a short one costs nothing to make).
+/// Keeps `text`'s memory for [`copy_of`] or the next long frame to reuse, when it is long (a short one
+/// costs nothing to make) and longer than the memory kept already.
 pub fn give_back(text: String) {
     if text.capacity() >= KEEP_ABOVE_BYTES {
-        SPARE.set(Some(text));
+        let kept = SPARE.take();
+        SPARE.set(Some(match kept {
+            Some(kept) if kept.capacity() >= text.capacity() => kept,
+            _ => text,
+        }));
     }
 }
 
-/// Keeps a handled request frame's memory for the next long frame (see [`SPARE`]).
-pub fn give_back_frame(frame: Vec<u8>) {
-    if frame.capacity() >= KEEP_ABOVE_BYTES {
-        SPARE_FRAME.set(Some(frame));
-    }
+/// Keeps a handled request frame's memory for the next long frame or copy (see [`SPARE`]).
+pub fn give_back_frame(mut frame: Vec<u8>) {
+    frame.clear();
+    // Empty, the frame's memory holds valid UTF-8.
+    give_back(String::from_utf8(frame).unwrap_or_default());
 }
 
 /// Strings shorter than this aren't kept: the allocator hands them out from memory it keeps anyway.
 const KEEP_ABOVE_BYTES: usize = 1 << 20;
 
 thread_local! {
-    /// The memory of the last long value a sent reply carried, or data a write stored (see
-    /// [`give_back`]). A request is read into new memory, a read copies its item out of the store, and
-    /// a write its data out of the request. A 5 MB block is mapped fresh by the allocator and handed
-    /// back when freed, so each of these into new memory costs a page fault per 4 KiB: 1,270 for 5 MB,
-    /// the largest part of a 5 MB read's time. Into memory kept, they cost none. One string and one
-    /// frame are kept, on the one thread that reads requests, runs commands and makes replies: a host
-    /// that has handled 5 MB items keeps up to 10 MB more than it needs while idle.
+    /// The memory of the longest of the last long request frame handled, value a sent reply carried,
+    /// or data a write compacted (see [`give_back`]). A request is read into new memory, and a read
+    /// copies its item out of the store. A 5 MB block is mapped fresh by the allocator and handed back
+    /// when freed, so each of these into new memory costs a page fault per 4 KiB: 1,270 for 5 MB, the
+    /// largest part of a 5 MB read's time. Into memory kept, they cost none. One block serves frames
+    /// and values alike, on the one thread that reads requests, runs commands and makes replies, so
+    /// a host that has handled 5 MB items keeps 5 MB more than it needs while idle, not 10: a 5 MB
+    /// write's frame becomes the next 5 MB read's copy.
     static SPARE: std::cell::Cell<Option<String>> = const { std::cell::Cell::new(None) };
-    /// The same for request frames: the memory of the last long one handled.
-    static SPARE_FRAME: std::cell::Cell<Option<Vec<u8>>> = const { std::cell::Cell::new(None) };
 }
 
 /// `text` copied into a string of its own: into the memory kept by [`give_back`], when that is large

@@ -130,7 +130,7 @@ type Outcome = Result<Success, CacheError>;
 
 /// A request frame parsed as far as it goes: its fields and id with its command (or why there is
 /// none), or, when not even that, its reply already.
-type Parsed<'f> = Result<(Fields<'f>, Option<&'f RawValue>, Result<Command, CacheError>), Reply>;
+type Parsed<'f> = Result<(Fields<'f>, Option<&'f RawValue>, Result<Command<'f>, CacheError>), Reply>;
 
 /// Request frames that arrived together, answered in order, one at a time: a request is run and its
 /// reply made only when the reply before it has been sent, so that however many long replies a group
@@ -205,8 +205,8 @@ impl<'f> Group<'f> {
 
     /// When the write-only `first` (request `at`) starts a run of two or more write-only requests,
     /// commits the whole run as one group and keeps the outcomes for their replies.
-    fn commit_run(&mut self, at: usize, first: &Result<Command, CacheError>) {
-        let rest: Vec<&Command> = self.parsed[at + 1..]
+    fn commit_run(&mut self, at: usize, first: &Result<Command<'f>, CacheError>) {
+        let rest: Vec<&Command<'f>> = self.parsed[at + 1..]
             .iter()
             .map_while(|entry| match entry {
                 Some(Ok((_, _, Ok(command)))) if command.only_writes() => Some(command),
@@ -218,7 +218,7 @@ impl<'f> Group<'f> {
             return;
         }
         let started = Instant::now();
-        let commands: Vec<&Command> = std::iter::once(first).chain(rest).collect();
+        let commands: Vec<&Command<'f>> = std::iter::once(first).chain(rest).collect();
         self.committed = group_commit(self.ctx, &commands).into();
         self.commit_micros = started.elapsed().as_micros() as u64;
     }
@@ -362,7 +362,7 @@ fn gzip_within(pieces: &[&str], most: usize) -> Option<Vec<u8>> {
 }
 
 /// Runs write-only commands as one group commit (see [`Group`]).
-fn group_commit(ctx: &Context, commands: &[&Command]) -> Vec<Outcome> {
+fn group_commit(ctx: &Context, commands: &[&Command<'_>]) -> Vec<Outcome> {
     let run = || ctx.store()?.write_each(commands, |txn, dbs, command| command.run_in(txn, dbs, ctx));
     let failed = |error: CacheError| commands.iter().map(|_| Err(error.clone())).collect();
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
@@ -377,7 +377,7 @@ fn group_commit(ctx: &Context, commands: &[&Command]) -> Vec<Outcome> {
 
 /// Applies a request's command. A bug that panics in a command is answered like any other failure,
 /// to the right id, and the host carries on with the next request.
-fn run_command(ctx: &Context, fields: &Fields<'_>, command: Command) -> Outcome {
+fn run_command(ctx: &Context, fields: &Fields<'_>, command: Command<'_>) -> Outcome {
     let run = || command.apply(ctx);
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|_| {
         tracing::error!(op = %loggable(fields.op), "a command panicked");

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::error::{CacheError, ErrorCode, json_type_name};
-use crate::json::scan::members;
+use crate::json::scan::{members, members_with};
 use crate::limits::MAX_ID_BYTES;
 
 /// A request's fields, each the raw JSON text the client sent (JSON `null` reads as absent).
@@ -103,7 +103,7 @@ impl<'a> Fields<'a> {
         }
         let fields: Fields<'a> = serde_json::from_str(text).map_err(|e| not_a_request(format!("invalid JSON: {e}")))?;
         // serde refuses a known field given twice, but not an unknown one; PROTOCOL.md refuses both.
-        if let Some(name) = duplicate_member(text) {
+        if let Some(name) = duplicate_member(text, &fields.long_values()) {
             return Err(CacheError::new(
                 ErrorCode::InvalidRequestError,
                 format!("the request has the field {name:?} twice"),
@@ -154,6 +154,12 @@ impl<'a> Fields<'a> {
         None
     }
 
+    /// The text of the long values the request may carry (`data`, `customMetadata`), each a slice of
+    /// the frame.
+    fn long_values(&self) -> Vec<&'a str> {
+        [self.data, self.custom_metadata].into_iter().flatten().map(RawValue::get).collect()
+    }
+
     /// The request's id if it is usable: a string of at most 256 bytes, or an integer.
     pub fn usable_id(&self) -> Option<&'a RawValue> {
         self.id.filter(|id| is_usable_id(id))
@@ -176,10 +182,18 @@ impl<'a> Fields<'a> {
 }
 
 /// The first member name that the JSON object `text` has twice, if any (names compared decoded).
-fn duplicate_member(text: &str) -> Option<String> {
+/// The values in `known`, taken from `text` by the parser, are stepped over rather than walked.
+fn duplicate_member(text: &str, known: &[&str]) -> Option<String> {
     let bytes = text.trim_start().as_bytes();
+    let base = bytes.as_ptr().addr();
+    // A known value's start and end, as offsets into `bytes`.
+    let spans: Vec<(usize, usize)> = known
+        .iter()
+        .filter_map(|value| value.as_ptr().addr().checked_sub(base).map(|start| (start, start + value.len())))
+        .collect();
+    let known_end = |start: usize| spans.iter().find(|span| span.0 == start).map(|span| span.1);
     let mut seen = std::collections::HashSet::new();
-    for member in members(bytes) {
+    for member in members_with(bytes, known_end) {
         let member = member?;
         let raw = std::str::from_utf8(&bytes[member.name.0..member.name.1]).ok()?;
         let name = serde_json::from_str::<String>(raw).unwrap_or_else(|_| raw.to_owned());
@@ -347,6 +361,17 @@ mod tests {
         assert_eq!(Fields::recover_id(duplicate).map(RawValue::get), Some(r#""r7""#));
         assert!(Fields::recover_id(br#"{"id": 1.5, "op": "x", "op": "y"}"#).is_none());
         assert!(Fields::recover_id(b"{\"id\": 3, ").is_none());
+    }
+
+    #[test]
+    fn duplicate_fields_are_found_past_long_values_stepped_over() {
+        let twice =
+            br#" {"id":1,"data":{"more":"x","more":"y"},"extra":[1,{"a":2}],"customMetadata":{"k":"}"},"extra":3}"#;
+        let err = Fields::parse(twice).unwrap_err();
+        assert_eq!(err.message, r#"the request has the field "extra" twice"#);
+        // Names inside the data are the data's own: only the request's members count.
+        let once = br#"{"id":1,"data":{"id":2,"id":3},"customMetadata":{"data":1}}"#;
+        assert_eq!(Fields::parse(once).unwrap().data.unwrap().get(), r#"{"id":2,"id":3}"#);
     }
 
     #[test]

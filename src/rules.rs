@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 
 use crate::error::{CacheError, ErrorCode};
+use crate::json::shape::{Entries, shape, shape_with};
 use crate::limits::MAX_DESCRIPTION_CHARS;
 
 /// Every sessionId starts with this (the spec's `conversationId` form).
@@ -168,6 +169,51 @@ pub fn compact_json(json: &str) -> Cow<'_, str> {
     Cow::Owned(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
+/// [`compact_json`] of `json` and its shape ([`crate::json::shape::shape`]) from one pass over text that
+/// is compact already, as Chrome sends it: the pass that finds no white space to remove also finds
+/// the top-level container's entries, so the shape does not walk the data again. Text with white
+/// space is compacted, then walked for its shape.
+pub fn compact_json_and_shape(json: &str) -> (Cow<'_, str>, String) {
+    let bytes = json.as_bytes();
+    let mut entries = Entries::default();
+    let mut depth = 0usize;
+    // Where the current top-level entry starts.
+    let mut start = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'"' => {
+                at = after_string(bytes, at);
+                continue;
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                if depth == 1 {
+                    start = at + 1;
+                }
+            }
+            b'}' | b']' => {
+                if depth == 1 && at > start {
+                    entries.add(bytes, start, at);
+                }
+                depth = depth.saturating_sub(1);
+            }
+            b',' if depth == 1 => {
+                entries.add(bytes, start, at);
+                start = at + 1;
+            }
+            b' ' | b'\t' | b'\n' | b'\r' => {
+                let compact = compact_json(json);
+                let shape = shape(&compact);
+                return (compact, shape);
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    (Cow::Borrowed(json), shape_with(json, &entries))
+}
+
 /// The index just past the string whose opening quote is at `quote`.
 fn after_string(bytes: &[u8], quote: usize) -> usize {
     let mut at = quote + 1;
@@ -185,6 +231,35 @@ fn after_string(bytes: &[u8], quote: usize) -> usize {
 mod tests {
     use super::*;
     use crate::error::ErrorCode;
+
+    #[test]
+    fn one_pass_shape_agrees_with_compacting_then_walking() {
+        let many = |n: usize, name: &dyn Fn(usize) -> String| {
+            format!("{{{}}}", (0..n).map(|i| format!("\"{}\":{i}", name(i))).collect::<Vec<_>>().join(","))
+        };
+        let cases = [
+            r#"{"emails":[{"from":"a","subject":"b, c]"},{"from":"d"}],"total":2}"#.to_owned(),
+            r#"[{"from":"a","subject":"b"},{"from":"d","subject":"e"}]"#.to_owned(),
+            r#"[1,"a",[2,3],{"x":{"y":[]}},null,true]"#.to_owned(),
+            r#"[[],[[]],{}]"#.to_owned(),
+            "[]".to_owned(),
+            "{}".to_owned(),
+            r#""a \" quoted, [string]""#.to_owned(),
+            "42".to_owned(),
+            r#"{"a\"b":1,"c\\":[1,2],"é":"x"}"#.to_owned(),
+            r#"{ "spaced" : [ 1 , 2 ] }"#.to_owned(),
+            "[ {\"a\":1}, {\"a\":2} ]".to_owned(),
+            many(200, &|i| format!("field_{i}")),
+            many(200, &|i| if i < 150 { String::new() } else { format!("late{i}") }),
+            format!("[{}]", many(200, &|i| format!("n{i}"))),
+        ];
+        for case in &cases {
+            let (compact, shape) = compact_json_and_shape(case);
+            assert_eq!(compact, compact_json(case), "{case}");
+            assert_eq!(shape, crate::json::shape::shape(&compact_json(case)), "{case}");
+        }
+        assert!(matches!(compact_json_and_shape(&cases[0]).0, Cow::Borrowed(_)));
+    }
 
     #[test]
     fn session_ids() {

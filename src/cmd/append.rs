@@ -5,7 +5,8 @@
 //! also checks the item's size and the session's quota.
 
 use super::{
-    CacheMetadata, Context, at_pointer, data, description, pointer, replace_item, session_id, storage_key_in, value_at,
+    CacheMetadata, Context, at_pointer, description, owned_data, pointer, replace_item, session_id, storage_key_in,
+    value_at,
 };
 use crate::error::{CacheError, ErrorCode, json_type_name};
 use crate::json::shape::shape;
@@ -30,7 +31,7 @@ impl Append {
         let session_id = session_id(fields)?;
         let storage_key = storage_key_in(fields, &session_id)?;
         let pointer = pointer(fields)?;
-        let data = data(fields.data)?;
+        let data = owned_data(fields.data)?;
         if !matches!(data.as_bytes().first(), Some(b'[' | b'"')) {
             return Err(CacheError::invalid_field(
                 "data",

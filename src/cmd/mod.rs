@@ -16,6 +16,7 @@ mod stats;
 mod update;
 mod write;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -33,7 +34,7 @@ use crate::limits::{
     TOUCH_GRANULARITY_MS,
 };
 use crate::message::{Fields, required_string};
-use crate::rules::{check_session_id, compact_json, parse_storage_key, truncate_description};
+use crate::rules::{check_session_id, compact_json, compact_json_and_shape, parse_storage_key, truncate_description};
 use crate::store::{Dbs, ItemAt, ItemMeta, SessionRecord, Store, StoreError};
 use heed::RwTxn;
 
@@ -96,11 +97,11 @@ impl Context {
 }
 
 /// A parsed request, ready to apply.
-pub enum Command {
+pub enum Command<'f> {
     /// `hello`: protocol version and limits.
     Hello(hello::Hello),
     /// `write`: store an item.
-    Write(write::Write),
+    Write(write::Write<'f>),
     /// `read`: one item with its data, or part of it.
     Read(read::Read),
     /// `read` with `storageKeys`: several items in one round trip.
@@ -173,12 +174,12 @@ impl Success {
     }
 }
 
-impl Command {
+impl<'f> Command<'f> {
     /// Parses the request's op and fields.
     ///
     /// # Errors
     /// `InvalidRequestError` or `InvalidKeyFormatError` (or `DataTooLargeError`) saying what is wrong.
-    pub fn parse(fields: &Fields<'_>) -> Result<Command, CacheError> {
+    pub fn parse(fields: &Fields<'f>) -> Result<Command<'f>, CacheError> {
         let op = required_string(fields.op, "op")?;
         Ok(match op.as_str() {
             "hello" => Command::Hello(hello::Hello::parse(fields)?),
@@ -424,10 +425,22 @@ fn description(raw: Option<&RawValue>) -> Result<String, CacheError> {
     Ok(truncate_description(&description).into_owned())
 }
 
-/// Reads `data`: any JSON value but `null`, as compact text of at most 5 MiB.
-fn data(raw: Option<&RawValue>) -> Result<String, CacheError> {
+/// Reads `data`: any JSON value but `null`, as compact text of at most 5 MiB: the request's own text
+/// when it is compact already, else a compacted copy.
+fn data<'f>(raw: Option<&'f RawValue>) -> Result<Cow<'f, str>, CacheError> {
     let raw = raw.ok_or_else(|| CacheError::missing_field("data", "any JSON value other than null"))?;
-    let compact = compact_json(raw.get());
+    within_item_limit(compact_json(raw.get()))
+}
+
+/// [`data`] with its shape, found in the same pass when the data is compact already.
+fn data_and_shape<'f>(raw: Option<&'f RawValue>) -> Result<(Cow<'f, str>, String), CacheError> {
+    let raw = raw.ok_or_else(|| CacheError::missing_field("data", "any JSON value other than null"))?;
+    let (compact, shape) = compact_json_and_shape(raw.get());
+    Ok((within_item_limit(compact)?, shape))
+}
+
+/// Compact data, if it is within the item limit.
+fn within_item_limit(compact: Cow<'_, str>) -> Result<Cow<'_, str>, CacheError> {
     let size = compact.len() as u64;
     if size > MAX_ITEM_BYTES {
         return Err(CacheError::new(
@@ -438,10 +451,15 @@ fn data(raw: Option<&RawValue>) -> Result<String, CacheError> {
         .expected(MAX_ITEM_BYTES)
         .actual(size));
     }
-    // Copied into memory a reply gave back, when there is some: see `frame::copy_of`.
-    Ok(match compact {
-        std::borrow::Cow::Borrowed(text) => crate::frame::copy_of(text),
-        std::borrow::Cow::Owned(text) => text,
+    Ok(compact)
+}
+
+/// [`data`] in a string of its own, for the commands that keep it apart from their request: copied
+/// into memory a reply gave back, when there is some (see `frame::copy_of`).
+fn owned_data(raw: Option<&RawValue>) -> Result<String, CacheError> {
+    Ok(match data(raw)? {
+        Cow::Borrowed(text) => crate::frame::copy_of(text),
+        Cow::Owned(text) => text,
     })
 }
 

@@ -2,7 +2,9 @@
 
 use serde_json::value::RawValue;
 
-use super::{CacheMetadata, Context, custom_metadata, data, description, replace_item, session_id, storage_key_in};
+use super::{
+    CacheMetadata, Context, custom_metadata, description, owned_data, replace_item, session_id, storage_key_in,
+};
 use crate::error::{CacheError, ErrorCode};
 use crate::json::shape::shape;
 use crate::message::Fields;
@@ -35,7 +37,7 @@ impl Update {
         Ok(Update {
             session_id,
             storage_key,
-            data: fields.data.map(|raw| data(Some(raw))).transpose()?,
+            data: fields.data.map(|raw| owned_data(Some(raw))).transpose()?,
             description: fields.description.map(|raw| description(Some(raw))).transpose()?,
             custom_metadata: custom_metadata(fields.custom_metadata)?,
         })

@@ -4,29 +4,33 @@
 //! The quota check and the write happen in one LMDB write transaction, so the quota holds however many
 //! host processes write at once.
 
+use std::borrow::Cow;
+
 use serde_json::value::RawValue;
 
-use super::{CacheMetadata, Context, check_quota, custom_metadata, data, description, session_id};
+use super::{CacheMetadata, Context, check_quota, custom_metadata, data_and_shape, description, session_id};
 use crate::error::CacheError;
-use crate::json::shape::shape;
 use crate::message::{Fields, optional_string};
 use crate::rules::{check_short_id, generate_id, storage_key};
 use crate::store::{Dbs, ItemAt, ItemMeta, SessionRecord, StoreError};
 use heed::RwTxn;
 
-/// A parsed `write`.
-pub struct Write {
+/// A parsed `write`. Its data borrows the request frame's bytes when the client sent it compact (as
+/// `JSON.stringify` does), so a 5 MB write holds the data once, in the frame, not again in a copy.
+pub struct Write<'f> {
     session_id: String,
     task_id: Option<String>,
     turn_id: Option<String>,
-    data: String,
+    data: Cow<'f, str>,
+    /// The data's shape, found while its text was checked.
+    shape: String,
     description: String,
     custom_metadata: Option<Box<RawValue>>,
 }
 
-impl Write {
+impl<'f> Write<'f> {
     /// Checks every field before the store is touched.
-    pub fn parse(fields: &Fields<'_>) -> Result<Write, CacheError> {
+    pub fn parse(fields: &Fields<'f>) -> Result<Write<'f>, CacheError> {
         let session_id = session_id(fields)?;
         let task_id = optional_string(fields.task_id, "taskId")?;
         let turn_id = optional_string(fields.turn_id, "turnId")?;
@@ -36,11 +40,13 @@ impl Write {
         if let Some(id) = &turn_id {
             check_short_id("turnId", id)?;
         }
+        let (data, shape) = data_and_shape(fields.data)?;
         Ok(Write {
             session_id,
             task_id,
             turn_id,
-            data: data(fields.data)?,
+            data,
+            shape,
             description: description(fields.description)?,
             custom_metadata: custom_metadata(fields.custom_metadata)?,
         })
@@ -49,8 +55,11 @@ impl Write {
     /// Stores the item.
     pub fn apply(self, ctx: &Context) -> Result<CacheMetadata, CacheError> {
         let written = ctx.store()?.write(|txn, dbs| self.run(txn, dbs, ctx));
-        // The data's memory serves the next long copy (see `frame::copy_of`).
-        crate::frame::give_back(self.data);
+        // Data compacted into memory of its own: that memory serves the next long copy (see
+        // `frame::copy_of`). Borrowed data is the frame's, which the request loop keeps.
+        if let Cow::Owned(data) = self.data {
+            crate::frame::give_back(data);
+        }
         written
     }
 
@@ -73,7 +82,7 @@ impl Write {
             data_size: self.data.len() as u64,
             seq: 0,
             custom_metadata: self.custom_metadata.clone(),
-            shape: shape(&self.data),
+            shape: self.shape.clone(),
         };
         record.total_size = check_quota(record.total_size, replaced.unwrap_or(0), meta.quota_bytes())?;
         record.item_count += u64::from(replaced.is_none());

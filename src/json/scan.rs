@@ -76,12 +76,22 @@ pub struct Member {
 /// The members of the object `text` (which starts with `{`), in stored order. Ends early, with a
 /// last `None`, if the text is not a well-formed object.
 pub fn members(text: &[u8]) -> impl Iterator<Item = Option<Member>> + '_ {
+    members_with(text, |_| None)
+}
+
+/// [`members`], told where some values end: `known_end(start)` is the end of the value starting at
+/// `start` when the caller knows it (a value a parser has already delimited), so that a long value is
+/// not walked a second time.
+pub fn members_with<'a>(
+    text: &'a [u8],
+    known_end: impl Fn(usize) -> Option<usize> + 'a,
+) -> impl Iterator<Item = Option<Member>> + 'a {
     entries(text, b'{', b'}', move |at| {
         let name_end = string_end(text, at).filter(|_| text[at] == b'"')?;
         let colon = skip_space(text, name_end);
         (text.get(colon) == Some(&b':')).then_some(())?;
         let value_start = skip_space(text, colon + 1);
-        let value_end = value_end(text, value_start)?;
+        let value_end = known_end(value_start).or_else(|| value_end(text, value_start))?;
         Some((Member { name: (at, name_end), value: (value_start, value_end) }, value_end))
     })
 }
