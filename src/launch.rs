@@ -4,7 +4,8 @@
 //! (on Windows followed by `--parent-window=<n>`); Firefox as `llm-cache-host <manifest path>
 //! <addon id>`. Any of these means host mode, and the caller's origin namespaces its data.
 //!
-//! A person sets the host up with `install`, `uninstall` and `doctor`; those words never start a
+//! A person sets the host up with `install`, `uninstall` and `doctor`, and looks at the cache with
+//! `sessions`, `list`, `show` and the rest; those words never start a
 //! browser's launch line (an origin or a `.json` path does), so they are told apart by the first
 //! argument alone, and their flags are parsed by [`crate::install::cli`]. No arguments at all is
 //! a person too (someone who downloaded the binary and ran it): [`crate::install::welcome`].
@@ -20,7 +21,7 @@ pub enum Launch {
     /// No arguments: a person started the binary (a browser always passes some), so explain it and
     /// offer to install it.
     Introduce,
-    /// `install`, `uninstall`, `doctor` or `verify`: the arguments, starting with that word.
+    /// A word a person types (`install`, `doctor`, `list`, ...): the arguments, starting with that word.
     Setup(Vec<String>),
     /// Print the usage.
     Help,

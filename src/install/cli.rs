@@ -1,10 +1,10 @@
 //! The set-up subcommands' command line.
 //!
-//! clap parses these three subcommands only: their repeatable, validated flags and per-command
-//! `--help` would otherwise be a hand-written parser of their own. Host mode never reaches clap:
-//! [`crate::launch::parse`] sends only `install`, `uninstall` and `doctor` here, so Chrome's
-//! positional `chrome-extension://<id>/` argument and Firefox's two arguments go to host mode as
-//! before.
+//! clap parses the words a person types (`install`, `manifest`, `uninstall`, `doctor`, the cache
+//! commands, `call`, `purge`, `verify`): their repeatable, validated flags and per-command `--help`
+//! would otherwise be a hand-written parser of their own. Host mode never reaches clap:
+//! [`crate::launch::parse`] sends only those words here, so Chrome's positional
+//! `chrome-extension://<id>/` argument and Firefox's two arguments go to host mode as before.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
