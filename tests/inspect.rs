@@ -36,13 +36,18 @@ fn json_of(text: &str) -> Value {
 /// Two extensions' sessions: conv_mail (two items) in ours, conv_mail (one) in the other's.
 fn cache_with_items(dir: &Path) -> Vec<String> {
     let mut host = Session::start(dir, ORIGIN);
-    let keys = [("Summary of email 1", json!({"emails": [{"subject": "Q3"}]})), ("Summary of email 2", json!("text"))]
+    // Two writes may land in the same millisecond, and then `list` orders them by key, newest key first: the
+    // ids are chosen so that either way email 2 comes first.
+    let items = [
+        ("Summary of email 1", json!({"emails": [{"subject": "Q3"}]}), "task0001"),
+        ("Summary of email 2", json!("text"), "task0002"),
+    ];
+    let keys = items
         .iter()
         .enumerate()
-        .map(|(n, (description, data))| {
-            let item = host.ok(
-                json!({"id": n, "op": "write", "sessionId": "conv_mail", "data": data, "description": description}),
-            );
+        .map(|(n, (description, data, task))| {
+            let item = host.ok(json!({"id": n, "op": "write", "sessionId": "conv_mail", "taskId": task,
+                "turnId": "turn0001", "data": data, "description": description}));
             item["storageKey"].as_str().unwrap().to_owned()
         })
         .collect();
