@@ -24,13 +24,11 @@ async function demo(sessionId = "conv_demo") {
     const summary = { from: `sender${n}@example.com`, subject: `Subject ${n}`, words: 100 + n };
     seen.push(await cache.tool.execute({ action: "write", data: summary, description: `Summary of email ${n}/3` }, context));
   }
-  const list = await cache.tool.execute({ action: "list" }, context);
-  seen.push(list);
-  // The list's first line is a header; without a second line (the host unreachable, say) there is nothing to read.
-  const firstItem = list.split("\n")[1];
-  if (firstItem !== undefined) {
-    const firstKey = firstItem.split(" | ")[0];
-    seen.push(await cache.tool.execute({ action: "read", storageKey: firstKey, pointer: "/subject" }, context));
+  seen.push(await cache.tool.execute({ action: "list" }, context));
+  // The last summary's key, from its write's answer ("cached <key> | ..."); none if that write failed.
+  const lastKey = /^cached (\S+) \|/.exec(seen[2])?.[1];
+  if (lastKey !== undefined) {
+    seen.push(await cache.tool.execute({ action: "read", storageKey: lastKey, pointer: "/subject" }, context));
   }
   seen.push(JSON.stringify(await cache.endSession(sessionId)));
   return seen.join("\n\n");

@@ -127,8 +127,9 @@ describe("operations", () => {
     const part = await client.read({ sessionId: SESSION, storageKey: written.storageKey, pointer: "/emails/1/subject" });
     assert.equal(part.data, "Offsite");
 
-    const second = await client.write({ sessionId: SESSION, data: [1, 2, 3], description: "numbers" });
-    const third = await client.write({ sessionId: SESSION, data: "text", description: "a string" });
+    // Ids in the order of writing: writes in one millisecond tie, and list then puts the greater key first.
+    const second = await client.write({ sessionId: SESSION, taskId: "task0002", turnId: "turn0001", data: [1, 2, 3], description: "numbers" });
+    const third = await client.write({ sessionId: SESSION, taskId: "task0003", turnId: "turn0001", data: "text", description: "a string" });
     const page1 = await client.list({ sessionId: SESSION, limit: 2 });
     assert.deepEqual(
       page1.items.map((i) => i.storageKey),

@@ -225,9 +225,13 @@ describe("actions", () => {
   });
 
   it("list shows one line per item, newest first, and a cursor while more follow", async (t) => {
-    const { tool } = hostTool(t);
+    const { tool, client } = hostTool(t);
     assert.equal(await tool.execute({ action: "list" }, CONTEXT), "the cache of this session is empty");
-    for (const n of [1, 2, 3]) await tool.execute({ action: "write", data: n, description: `item ${n}` }, CONTEXT);
+    // Written with ids in the order of writing: two writes in one millisecond tie on their timestamp, and list
+    // then puts the greater key first, so the newest comes first either way.
+    for (const n of [1, 2, 3]) {
+      await client.write({ sessionId: CONTEXT.sessionId, taskId: `task000${n}`, turnId: "turn0001", data: n, description: `item ${n}` });
+    }
 
     const page1 = (await tool.execute({ action: "list", limit: 2 }, CONTEXT)).split("\n");
     assert.equal(page1[0], "2 of 3 items, 3B in all, newest first (key | size | age | shape | description):");
