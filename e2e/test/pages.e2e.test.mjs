@@ -148,8 +148,16 @@ describe("the cache viewer in Chromium", { skip: SKIP, timeout: 180_000 }, () =>
     const rows = await page.$$eval("#items tbody tr", (trs) =>
       trs.map((tr) => ({ key: tr.dataset.key, cells: [...tr.querySelectorAll("td")].slice(0, 5).map((td) => td.textContent) })),
     );
-    assert.deepEqual(rows.map((row) => row.key), [...keys].reverse());
-    const thread = rows[0].cells;
+    // The viewer shows the protocol's order, newest first (writes in one millisecond tie, and then the greater key
+    // comes first): the same as the client's own list.
+    const listed = await s.browser.run(
+      async (sessionId) => (await globalThis.llmCache.client.list({ sessionId })).items.map((item) => item.storageKey),
+      sessionId,
+      { what: "the client's list" },
+    );
+    assert.deepEqual(rows.map((row) => row.key), listed);
+    assert.deepEqual([...listed].sort(), [...keys].sort());
+    const thread = rows.find((row) => row.key === keys[EMAILS.length]).cells;
     assert.equal(thread[0], keys[EMAILS.length].slice(sessionId.length + 1), "the key is shown short, without the session");
     assert.match(thread[1], /^\d+(\.\d)?KB$/);
     assert.match(thread[2], /^\d+s ago$/);
