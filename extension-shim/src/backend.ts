@@ -10,7 +10,8 @@
  * results and the same errors by construction.
  */
 
-import { InvalidRequestError, errorFromReply } from "./errors.js";
+import { CacheError, InvalidRequestError, ProtocolVersionError, StorageUnavailableError, errorFromReply } from "./errors.js";
+import { PROTOCOL_VERSION } from "./protocol.js";
 import type {
   AppendRequest,
   CacheMetadata,
@@ -108,8 +109,36 @@ export interface CacheBackend {
 export abstract class ProtocolClient implements CacheBackend {
   abstract readonly kind: BackendKind;
   abstract request<T>(op: string, fields: object, options?: RequestOptions): Promise<T>;
-  abstract onConnect(setup: ConnectSetup): void;
   abstract close(): void;
+  /** Run after every handshake, e.g. to send session cleanups that couldn't be sent before. */
+  readonly #connectSetups: ConnectSetup[] = [];
+
+  /**
+   * Registers a setup for every new connection (the first and every reconnect). It runs after the handshake
+   * and before any other request is sent; if it throws, the connection fails and the next call tries again.
+   */
+  onConnect(setup: ConnectSetup): void {
+    this.#connectSetups.push(setup);
+  }
+
+  /**
+   * What every new connection passes before a caller's request goes out on it: its `hello` says this
+   * protocol version, and every onConnect setup has run, with `request` sending on this connection. A setup's
+   * failure that isn't a CacheError becomes StorageUnavailableError.
+   *
+   * @throws ProtocolVersionError, or the setup's error.
+   */
+  protected async acceptConnection(hello: unknown, request: ConnectionRequest): Promise<HelloResult> {
+    const version = (hello as Partial<HelloResult> | undefined)?.protocolVersion;
+    if (version !== PROTOCOL_VERSION) throw new ProtocolVersionError(PROTOCOL_VERSION, version);
+    const accepted = hello as HelloResult;
+    try {
+      for (const setup of this.#connectSetups) await setup({ backend: this.kind, hello: accepted, request });
+    } catch (error) {
+      throw error instanceof CacheError ? error : new StorageUnavailableError({ message: `connection setup failed: ${messageOf(error)}` });
+    }
+    return accepted;
+  }
   /** Connects if not connected, and returns the `hello` result of the connection's handshake. */
   abstract hello(): Promise<HelloResult>;
 
@@ -175,7 +204,41 @@ export function resultOf(reply: Reply): unknown {
 /** The error for a request JSON can't write (a cycle, a BigInt): it is never sent, whatever the backend. */
 export function unwritableRequestError(error: unknown): InvalidRequestError {
   return new InvalidRequestError({
-    message: `the request can't be sent as JSON: ${error instanceof Error ? error.message : String(error)}`,
+    message: `the request can't be sent as JSON: ${messageOf(error)}`,
     suggestion: "send JSON data only: no cycles or BigInts, nested at most a few thousand levels deep",
   });
+}
+
+/**
+ * A connection being made, shared by every call that arrives while it is: `get()` starts it when there is none.
+ * A failed one is forgotten at once, so the next call tries again; `forget()` drops a good one (the connection
+ * went away). The catch only marks the promise handled here; callers get the error.
+ */
+export class SharedAttempt<T> {
+  readonly #start: () => Promise<T>;
+  #current: Promise<T> | undefined;
+
+  constructor(start: () => Promise<T>) {
+    this.#start = start;
+  }
+
+  get(): Promise<T> {
+    if (!this.#current) {
+      const current = this.#start();
+      this.#current = current;
+      current.catch(() => {
+        if (this.#current === current) this.#current = undefined;
+      });
+    }
+    return this.#current;
+  }
+
+  forget(): void {
+    this.#current = undefined;
+  }
+}
+
+/** An error's message, or the thrown value as text. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -13,9 +13,9 @@
  * the setups run. There is no port to lose, so nothing reconnects by itself.
  */
 
-import { ProtocolClient, resultOf, unwritableRequestError, type BackendKind, type ConnectSetup } from "../backend.js";
-import { CacheError, MessageTooLargeError, ProtocolVersionError, StorageUnavailableError } from "../errors.js";
-import { MAX_REQUEST_BYTES, PROTOCOL_VERSION, utf8Length, type HelloResult, type Reply } from "../protocol.js";
+import { ProtocolClient, SharedAttempt, messageOf, resultOf, unwritableRequestError, type BackendKind } from "../backend.js";
+import { MessageTooLargeError, StorageUnavailableError } from "../errors.js";
+import { MAX_REQUEST_BYTES, utf8Length, type HelloResult, type Reply } from "../protocol.js";
 
 /** A protocol server in the extension: request text in, reply text out, as the host reads and writes them. */
 export interface ProtocolServer {
@@ -31,10 +31,8 @@ const MAX_REQUEST_ID = 2 ** 31 - 1;
 export class InProcessBackend extends ProtocolClient {
   override readonly kind: BackendKind;
   readonly #server: ProtocolServer;
-  /** Run after every handshake, e.g. to send session cleanups that couldn't be sent before. */
-  readonly #connectSetups: ConnectSetup[] = [];
   /** Settles when the current connection's handshake and setups have; every request waits for it. */
-  #ready: Promise<HelloResult> | undefined;
+  readonly #ready = new SharedAttempt(() => this.#handshake());
   #lastId = 0;
 
   /** `kind` is what the RoutingBackend and `status()` call this backend: "indexeddb" for the IndexedDB one. */
@@ -54,41 +52,19 @@ export class InProcessBackend extends ProtocolClient {
     return (await this.#send(op, fields)) as T;
   }
 
-  override onConnect(setup: ConnectSetup): void {
-    this.#connectSetups.push(setup);
-  }
-
   /** The next call shakes hands (and runs the setups) again. */
   override close(): void {
-    this.#ready = undefined;
+    this.#ready.forget();
     this.#server.close?.();
   }
 
   #open(): Promise<HelloResult> {
-    if (!this.#ready) {
-      const ready = this.#handshake();
-      this.#ready = ready;
-      // A failed handshake must not stick: the next call tries again. The catch only marks it handled here.
-      ready.catch(() => {
-        if (this.#ready === ready) this.#ready = undefined;
-      });
-    }
-    return this.#ready;
+    return this.#ready.get();
   }
 
   async #handshake(): Promise<HelloResult> {
-    const hello = (await this.#send("hello", {})) as HelloResult;
-    const version = (hello as Partial<HelloResult> | undefined)?.protocolVersion;
-    if (version !== PROTOCOL_VERSION) throw new ProtocolVersionError(PROTOCOL_VERSION, version);
-    const request = async <T>(op: string, fields: object) => (await this.#send(op, fields)) as T;
-    try {
-      for (const setup of this.#connectSetups) await setup({ backend: this.kind, hello, request });
-    } catch (error) {
-      throw error instanceof CacheError
-        ? error
-        : new StorageUnavailableError({ message: `connection setup failed: ${messageOf(error)}` });
-    }
-    return hello;
+    const hello = await this.#send("hello", {});
+    return this.acceptConnection(hello, async <T>(op: string, fields: object) => (await this.#send(op, fields)) as T);
   }
 
   async #send(op: string, fields: object): Promise<unknown> {
@@ -122,8 +98,4 @@ export class InProcessBackend extends ProtocolClient {
     }
     return resultOf(reply as Reply);
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -12,9 +12,10 @@
 
 import {
   ProtocolClient,
+  SharedAttempt,
+  messageOf,
   resultOf,
   unwritableRequestError,
-  type ConnectSetup,
   type ConnectionRequest,
   type RequestOptions,
 } from "../backend.js";
@@ -22,14 +23,12 @@ import {
   CacheError,
   InvalidRequestError,
   MessageTooLargeError,
-  ProtocolVersionError,
   RequestTimeoutError,
   StorageUnavailableError,
 } from "../errors.js";
 import {
   MAX_REQUEST_BYTES,
   NATIVE_HOST_NAME,
-  PROTOCOL_VERSION,
   isChunkFrame,
   utf8Length,
   type ChunkFrame,
@@ -111,8 +110,6 @@ export class NativeCacheClient extends ProtocolClient {
   readonly #timeoutMs: number;
   readonly #idleCloseMs: number;
   readonly #compression: boolean;
-  /** Run after every successful handshake, e.g. to send session cleanups that couldn't be sent before. */
-  readonly #connectSetups: ConnectSetup[] = [];
   /** Callers' calls under way; the port counts as idle only when there are none. */
   #calls = 0;
   /** Closes an idle port; armed whenever the last call under way settles. */
@@ -120,7 +117,7 @@ export class NativeCacheClient extends ProtocolClient {
   /** The open port, if any. Events from any other (older) port are ignored. */
   #port: NativePort | undefined;
   /** Settles when the current port's handshake does; every request waits for it before being sent. */
-  #ready: Promise<Connection> | undefined;
+  readonly #ready = new SharedAttempt(() => this.#handshake());
   #hello: HelloResult | undefined;
   /** Requests sent on the current port and not yet answered, in the order they were sent. */
   readonly #pending = new Map<number, PendingRequest>();
@@ -140,14 +137,6 @@ export class NativeCacheClient extends ProtocolClient {
   /** The host's `hello` result while a port is open; undefined before the first call and after a drop. */
   get hostInfo(): HelloResult | undefined {
     return this.#hello;
-  }
-
-  /**
-   * Registers a setup for every new connection (the first and every reconnect). It runs after the handshake
-   * and before any other request is sent; if it throws, the connection fails and the next call tries again.
-   */
-  override onConnect(setup: ConnectSetup): void {
-    this.#connectSetups.push(setup);
   }
 
   /** Connects (if not connected) and returns the host's `hello` result. */
@@ -199,18 +188,12 @@ export class NativeCacheClient extends ProtocolClient {
     }
   }
 
-  /** Returns the open port, connecting and shaking hands first if there is none. */
+  /**
+   * Returns the open port, connecting and shaking hands first if there is none. (A drop after a successful
+   * handshake forgets it in #drop.)
+   */
   #open(): Promise<Connection> {
-    if (!this.#ready) {
-      const ready = this.#handshake();
-      this.#ready = ready;
-      // A failed handshake must not stick: the next call tries a new port. (A drop after a successful
-      // handshake clears #ready in #drop.) The catch only marks the promise handled here; callers get the error.
-      ready.catch(() => {
-        if (this.#ready === ready) this.#ready = undefined;
-      });
-    }
-    return this.#ready;
+    return this.#ready.get();
   }
 
   async #handshake(): Promise<Connection> {
@@ -229,27 +212,17 @@ export class NativeCacheClient extends ProtocolClient {
     });
 
     // Nothing else is sent before the host has said which protocol it speaks.
+    const request: ConnectionRequest = async (op, fields) =>
+      (await this.#send(port, op, fields, this.#timeoutMs)) as never;
     let hello: HelloResult;
     try {
       // Large replies come gzipped when this context can decode them (PROTOCOL.md section 3.5).
       const fields = this.#compression && typeof DecompressionStream === "function" ? { encodings: ["gzip"] } : {};
-      hello = (await this.#send(port, "hello", fields, this.#timeoutMs)) as HelloResult;
-      const version = (hello as Partial<HelloResult> | undefined)?.protocolVersion;
-      if (version !== PROTOCOL_VERSION) throw new ProtocolVersionError(PROTOCOL_VERSION, version);
+      hello = await this.acceptConnection(await this.#send(port, "hello", fields, this.#timeoutMs), request);
     } catch (error) {
       // A port whose handshake failed is of no use; closing it also ends its host process.
       this.#drop(port, error as CacheError);
       throw error;
-    }
-    const request: ConnectionRequest = async (op, fields) =>
-      (await this.#send(port, op, fields, this.#timeoutMs)) as never;
-    try {
-      for (const setup of this.#connectSetups) await setup({ backend: this.kind, hello, request });
-    } catch (error) {
-      const failure =
-        error instanceof CacheError ? error : new StorageUnavailableError({ message: `connection setup failed: ${messageOf(error)}` });
-      this.#drop(port, failure);
-      throw failure;
     }
     this.#hello = hello;
     return { port, hello };
@@ -397,7 +370,7 @@ export class NativeCacheClient extends ProtocolClient {
     if (port !== this.#port) return;
     this.#cancelIdleClose();
     this.#port = undefined;
-    this.#ready = undefined;
+    this.#ready.forget();
     this.#hello = undefined;
     this.#partial.clear();
     const pending = [...this.#pending.values()];
@@ -499,8 +472,4 @@ export function jsonBytesAtMost(value: unknown, limit = Infinity): number {
     if (bytes > limit) return Infinity;
   }
   return bytes;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
