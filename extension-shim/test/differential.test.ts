@@ -22,38 +22,13 @@ import { IDBFactory } from "fake-indexeddb";
 import { IdbHost } from "../src/backends/indexeddb/host.js";
 import { ID_ALPHABET } from "../src/backends/indexeddb/json/index.js";
 import { RawHost } from "./helpers/raw-host.js";
+import { Rng } from "./helpers/rng.js";
 import { tempDir } from "./helpers/temp.js";
 
 const SEED = Number(process.env.IDB_DIFF_SEED ?? 20_261_123);
 /** Sequences, each on a fresh store on both sides, and requests in each. */
 const SEQUENCES = 8;
 const REQUESTS = 260;
-
-/** xorshift32: the same sequences on every run for a seed. */
-class Rng {
-  #state: number;
-  constructor(seed: number) {
-    this.#state = seed >>> 0 || 1;
-  }
-  next(): number {
-    let x = this.#state;
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    this.#state = x >>> 0;
-    return this.#state;
-  }
-  below(n: number): number {
-    return this.next() % n;
-  }
-  chance(p: number): boolean {
-    return this.next() / 2 ** 32 < p;
-  }
-  pick<T>(items: readonly T[]): T {
-    return items[this.below(items.length)] as T;
-  }
-}
 
 const SESSIONS = ["conv_d1", "conv_d2", "conv_D-3"];
 const TASKS = ["task0001", "task0002", "abcdefgh"];

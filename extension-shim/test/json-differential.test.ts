@@ -32,36 +32,11 @@ import {
 } from "../src/backends/indexeddb/json/index.js";
 import type { WireError } from "../src/protocol.js";
 import { RawHost } from "./helpers/raw-host.js";
+import { Rng } from "./helpers/rng.js";
 import { tempDir } from "./helpers/temp.js";
 
 const SEED = Number(process.env.JSON_TWIN_SEED ?? 20_261_116);
 const TEXTS = 300;
-
-/** xorshift32: the same texts on every run for a seed. */
-class Rng {
-  #state: number;
-  constructor(seed: number) {
-    this.#state = seed >>> 0 || 1;
-  }
-  next(): number {
-    let x = this.#state;
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    this.#state = x >>> 0;
-    return this.#state;
-  }
-  below(n: number): number {
-    return this.next() % n;
-  }
-  chance(p: number): boolean {
-    return this.next() / 2 ** 32 < p;
-  }
-  pick<T>(items: readonly T[]): T {
-    return items[this.below(items.length)] as T;
-  }
-}
 
 /** Pieces of string contents as written in JSON: letters that fold oddly, and escapes. */
 const PIECES = [
