@@ -1,7 +1,8 @@
 /**
  * The TypeScript twin of the host's JSON walks against the real host: a few hundred seeded random JSON texts
  * (odd number spellings, escapes, lone surrogates, duplicate names, white space between tokens, letters whose
- * case folds oddly, now and then hundreds of levels deep) are written to the host in raw frames, then read whole,
+ * case folds oddly, format, bidi and other odd characters raw at the start, middle and end of member names and
+ * strings, now and then hundreds of levels deep) are written to the host in raw frames, then read whole,
  * at pointers, in slices and within byte budgets, searched and listed with queries; every answer must be what the
  * twin computes from the same text, byte for byte where the host answers with stored text.
  *
@@ -31,6 +32,7 @@ import {
   type Window,
 } from "../src/backends/indexeddb/json/index.js";
 import type { WireError } from "../src/protocol.js";
+import { oddCharacter, withOddCharacter } from "./helpers/odd-characters.js";
 import { RawHost } from "./helpers/raw-host.js";
 import { Rng } from "./helpers/rng.js";
 import { tempDir } from "./helpers/temp.js";
@@ -53,7 +55,7 @@ const LONE = "\\ud800";
 function randomString(rng: Rng): string {
   const count = rng.chance(0.1) ? 40 + rng.below(40) : rng.below(6);
   let contents = "";
-  for (let i = 0; i < count; i++) contents += rng.chance(0.02) ? LONE : rng.pick(PIECES);
+  for (let i = 0; i < count; i++) contents += rng.chance(0.02) ? LONE : rng.chance(0.02) ? oddCharacter(rng) : rng.pick(PIECES);
   return `"${contents}"`;
 }
 
@@ -73,7 +75,7 @@ function randomValue(rng: Rng, depth: number, kind = rng.below(depth >= 4 ? 3 : 
       return `[${sp()}${entries.join(",")}${sp()}]`;
     }
     default: {
-      const name = () => `"${rng.chance(0.03) ? LONE : rng.pick(NAMES)}"`;
+      const name = () => `"${rng.chance(0.03) ? LONE : rng.chance(0.1) ? withOddCharacter(rng, rng.pick(NAMES)) : rng.pick(NAMES)}"`;
       const entries = Array.from({ length: rng.below(6) }, () => `${sp()}${name()}${sp()}:${sp()}${randomValue(rng, depth + 1)}${sp()}`);
       return `{${sp()}${entries.join(",")}${sp()}}`;
     }
@@ -372,5 +374,6 @@ it("search and list queries answer as the host does", async (t) => {
     }
   }
   t.diagnostic(`${counts.searches} searches (${counts.matches} matches, ${counts.cut} pointers cut), ${counts.lists} lists (${counts.listed} matched)`);
-  assert.ok(counts.matches > TEXTS && counts.cut > 0 && counts.listed > TEXTS / 4, JSON.stringify(counts));
+  // The texts must reach matches in numbers, or they test little. Seeds give from about 240 to 340 matches.
+  assert.ok(counts.matches > TEXTS / 2 && counts.cut > 0 && counts.listed > TEXTS / 4, JSON.stringify(counts));
 });

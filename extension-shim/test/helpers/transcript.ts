@@ -18,8 +18,8 @@
  *   difference PROTOCOL.md allows, such as the wording of StorageUnavailableError or `backend` in `hello`.
  *
  * Frame-level lines, which no request text can stand for, are skipped, and so are the replies that answer them:
- * `>hex` whose bytes are not UTF-8 (`>hex` of UTF-8 bytes, even none, is that text), and `>cut` (a frame cut off
- * by the end of input, which gets no reply). The report lists every line skipped.
+ * `>hex` whose bytes are not UTF-8 (`>hex` of UTF-8 bytes, even none, is that text, a leading BOM included), and
+ * `>cut` (a frame cut off by the end of input, which gets no reply). The report lists every line skipped.
  *
  * This module uses nothing of Node's, so that the same replay runs in a browser; reading the files is the
  * caller's job.
@@ -102,7 +102,8 @@ export async function replayTranscript(name: string, text: string, hooks: Replay
     } else if (line.startsWith(">hex")) {
       const bytes = Uint8Array.from(line.slice(">hex".length).trim().split(/\s+/).filter(Boolean), (hex) => parseInt(hex, 16));
       try {
-        request({ text: new TextDecoder("utf-8", { fatal: true }).decode(bytes), line: number });
+        // Every byte is kept: a byte order mark that starts the frame is part of it, as it is to the host.
+        request({ text: new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes), line: number });
       } catch {
         request({ skipped: ">hex of bytes that are not UTF-8: no request text holds them", line: number });
       }

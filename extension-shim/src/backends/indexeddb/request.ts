@@ -300,8 +300,15 @@ export function rustDebug(text: string): string {
 /** A range of bytes: `[start, end)`. */
 type Range = readonly [number, number];
 
+/**
+ * UTF-8 back to text, every character kept: a `TextDecoder` drops a byte order mark at the start of what it
+ * decodes unless told `ignoreBOM`, and a member name or value that starts with one (`"\ufeffop"`) must stay the
+ * name serde_json reads, which is not `op`. The bytes are a well-formed string's own UTF-8, so nothing is replaced.
+ */
+const UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
 function decode(bytes: Uint8Array, start: number, end: number): string {
-  return new TextDecoder().decode(bytes.subarray(start, end));
+  return UTF8.decode(bytes.subarray(start, end));
 }
 
 /** serde_json's syntax errors, by the text its `Display` gives them. */
