@@ -39,7 +39,8 @@
  * - demo-extension.ts: the demo extension's fixed id.
  * - pages/: extension pages for the extension's users, not exported here (each is its own module, loaded by its
  *   HTML): install.ts (status and install steps, install-steps.ts per OS), viewer.ts (sessions, items, data;
- *   viewer-route.ts, its URL fragment), dom.ts (text-only DOM helpers).
+ *   viewer-route.ts, its URL fragment; pretty.ts, its JSON layout), dom.ts (text-only DOM helpers), visible.ts
+ *   (the characters they escape, the command line's set).
  */
 
 export * from "./protocol.js";

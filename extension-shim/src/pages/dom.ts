@@ -2,11 +2,19 @@
  * The few DOM helpers the pages share. Every string a page shows goes in as a text node: item descriptions,
  * keys, data and error messages are written by the LLM, other tools or the host, and none of it may become
  * markup. Nothing here parses HTML (no innerHTML, no insertAdjacentHTML), and attributes are set one by one.
+ *
+ * And every string is made visible first (`escapeControls`): a bidi override or an invisible character in a
+ * description must not reorder or hide what the user reads. The one text that keeps its line breaks, an item's
+ * laid-out data, goes in through `laidOut`, its strings escaped by the printer.
  */
 
 import { formatAge } from "../tool/format.js";
+import { escapeControls } from "./visible.js";
 
-/** What an element may hold: elements, or strings, which become text nodes. Empty values are left out. */
+/**
+ * What an element may hold: nodes, or strings and numbers, which become text nodes with unsafe characters escaped.
+ * Empty values are left out.
+ */
 export type Child = Node | string | number | null | undefined | false;
 
 /** Attributes, set with setAttribute; `null` or `undefined` leaves one out. */
@@ -27,7 +35,7 @@ export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: At
   return element;
 }
 
-/** Replaces what `parent` holds with `children` (strings as text). */
+/** Replaces what `parent` holds with `children` (strings as escaped text). */
 export function show(parent: Element, ...children: Child[]): void {
   parent.replaceChildren(...nodes(children));
 }
@@ -68,11 +76,19 @@ export function errorLine(error: unknown): string {
   return String(error);
 }
 
+/**
+ * A text node of laid-out text, line breaks and indentation kept: for `jsonText`'s output, whose strings are
+ * already escaped (inside them a line break is `\n`), so that each of its own line breaks is layout.
+ */
+export function laidOut(text: string): Text {
+  return document.createTextNode(text);
+}
+
 function nodes(children: Child[]): Node[] {
   const out: Node[] = [];
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
-    out.push(typeof child === "string" || typeof child === "number" ? document.createTextNode(String(child)) : child);
+    out.push(typeof child === "string" || typeof child === "number" ? document.createTextNode(escapeControls(String(child))) : child);
   }
   return out;
 }

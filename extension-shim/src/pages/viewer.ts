@@ -5,7 +5,10 @@
  * It reaches the cache through `createLlmCache().client`, the RoutingBackend the agent uses, so it sees exactly
  * what this extension's agent sees (the host keeps every extension's items apart by its origin) and finds each
  * session on the backend that holds it. What it shows is in the URL's fragment (viewer-route.ts). Every string
- * is put in the page as text (dom.ts): descriptions and data are written by an LLM and other tools.
+ * is put in the page as text, bidi and invisible characters escaped (dom.ts, visible.ts): descriptions and data
+ * are written by an LLM and other tools. Data is laid out without recursion, in text proportional to the page
+ * (pretty.ts), so any item the cache holds shows, however deep; its metadata and Delete button show even if it
+ * can't.
  *
  * The session list uses the client's `sessions` op where the shim has it; without it the viewer opens a session
  * by its id (typed in, or in the URL: viewer.html#session=<id>), and everything else works the same.
@@ -15,7 +18,8 @@ import { createLlmCache, type LlmCache } from "../llm-cache.js";
 import type { CachedItem, CacheMetadata, JsonValue, Slice } from "../protocol.js";
 import { formatAge, formatSize } from "../tool/format.js";
 import { shortKey } from "../tool/keys.js";
-import { button, el, errorLine, show, when, type Child } from "./dom.js";
+import { button, el, errorLine, laidOut, show, when, type Child } from "./dom.js";
+import { jsonText } from "./pretty.js";
 import { childPointer, parseRoute, pointerTrail, routeHash, type Route } from "./viewer-route.js";
 
 /** Items per page of a session. */
@@ -305,7 +309,7 @@ class Viewer {
       form,
       el("p", { id: "pointer-trail" }, ...trail),
       el("p", { id: "slice-info" }, sliceText(item.data, item.slice, item.dataSize)),
-      el("pre", { id: "data" }, JSON.stringify(item.data, null, 2)),
+      dataView(item.data),
       el(
         "p",
         { class: "pager" },
@@ -329,8 +333,26 @@ function metadataList(item: CachedItem): HTMLElement {
     ["Written", when(item.timestamp)],
     ["Task / turn", `${item.taskId} / ${item.turnId}`],
   ];
-  if (item.customMetadata !== undefined) rows.push(["Custom metadata", JSON.stringify(item.customMetadata)]);
+  if (item.customMetadata !== undefined) rows.push(["Custom metadata", compact(item.customMetadata)]);
   return el("dl", { id: "item-metadata" }, ...rows.flatMap(([name, value]) => [el("dt", {}, name), el("dd", {}, value)]));
+}
+
+/** The page of data, laid out; or why it can't be, in its place, so that the rest of the item's view still shows. */
+function dataView(data: JsonValue): HTMLElement {
+  try {
+    return el("pre", { id: "data" }, laidOut(jsonText(data)));
+  } catch (error) {
+    return el("p", { id: "data", class: "error" }, "The data can't be shown: ", errorLine(error));
+  }
+}
+
+/** `value` as compact JSON text, or why it can't be. */
+function compact(value: JsonValue): string {
+  try {
+    return jsonText(value, 0);
+  } catch (error) {
+    return `(can't be shown: ${errorLine(error)})`;
+  }
 }
 
 /** Where this page of data lies in the value: "elements 20–39 of 120", or that it is the whole value. */
