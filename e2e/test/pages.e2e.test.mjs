@@ -4,17 +4,19 @@
 //   with the host installed while the page is open, the page brought back into view shows the host and its version;
 // - the cache viewer: items the demo's worker wrote, their rows, one item's data at a pointer and its pages,
 //   deleting an item (after a confirm step), ending the session; descriptions and data that look like HTML stay text;
-//   the session list, once the shim's `sessions` op is there.
+//   an item nested 7,000 deep shown whole, with its metadata and Delete, and a bidi override in a description shown
+//   escaped; the session list, once the shim's `sessions` op is there.
 // With E2E_SCREENSHOTS=1 it saves docs/screenshots/install-page.png, cache-viewer.png and cache-viewer-item.png
 // (1280x800), for the READMEs.
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { DemoAgent, keysIn } from "../lib/demo-agent.mjs";
 import { demoBrowser } from "../lib/demo-browser.mjs";
-import { EXTENSION_ID, REPO_DIR, demoScenarioSkipReason, hostVersion } from "../lib/env.mjs";
+import { EXTENSION_ID, EXTENSION_ORIGIN, HOST_BIN, REPO_DIR, demoScenarioSkipReason, hostVersion } from "../lib/env.mjs";
 import { installHost } from "../lib/sandbox.mjs";
 
 const SKIP = demoScenarioSkipReason() ?? false;
@@ -48,6 +50,19 @@ async function until(page, what, predicate, arg) {
 }
 
 const texts = (page, selector) => page.$$eval(selector, (elements) => elements.map((element) => element.textContent));
+
+/**
+ * Sends `request` (JSON text) to the real host binary in one frame, as the extension's origin, in the sandbox's
+ * store: the one the browser's host uses. Returns the reply, parsed.
+ */
+function hostRequest(sandbox, request) {
+  const body = Buffer.from(request, "utf8");
+  const header = Buffer.alloc(4);
+  header.writeUInt32LE(body.length);
+  const run = spawnSync(HOST_BIN, [EXTENSION_ORIGIN], { env: sandbox.env, input: Buffer.concat([header, body]), timeout: 30_000 });
+  assert.equal(run.status, 0, `the host exited ${run.status}: ${run.stderr}`);
+  return JSON.parse(run.stdout.subarray(4, 4 + run.stdout.readUInt32LE(0)).toString("utf8"));
+}
 
 async function screenshot(page, name) {
   if (!SCREENSHOTS) return;
@@ -254,6 +269,50 @@ describe("the cache viewer in Chromium", { skip: SKIP, timeout: 180_000 }, () =>
       pwned: globalThis.__pwned ?? null,
     }));
     assert.deepEqual(created, { img: 0, b: 0, script: 1, pwned: null }, "the one script is the page's own module");
+    assert.deepEqual(page.errors, []);
+  });
+
+  it("shows an item nested 7,000 deep whole, with its metadata and Delete, and a bidi override escaped", async () => {
+    const session = newSessionId();
+    // The agent's first write makes the session the host's.
+    const agent = new DemoAgent(s.browser, session);
+    const outcome = await agent.write(EMAILS[0], describeEmail(EMAILS[0]));
+    assert.equal(outcome.resolved, true, outcome.error);
+    // No browser can send data nested 7,000 deep (Chrome can't serialise a message past about 2,400 levels, and
+    // JSON.stringify runs out of stack), but any other client of the host can: the real binary writes it, in a
+    // frame of its own, with a description whose U+202E makes "report\u202Efdp.exe" read "reportexe.pdf".
+    const depth = 7000;
+    const description = "report\u202Efdp.exe";
+    const written = hostRequest(
+      s.sandbox,
+      `{"id":1,"op":"write","sessionId":"${session}","taskId":"deeptask","turnId":"turn0001","description":${JSON.stringify(description)},` +
+        `"data":${"[".repeat(depth)}"deepest"${"]".repeat(depth)}}`,
+    );
+    assert.equal(written.ok, true, JSON.stringify(written.error));
+    const key = written.result.storageKey;
+    const escaped = String.raw`report\u202efdp.exe`;
+
+    await (await viewerTab()).goto(`${PAGES}/viewer.html#session=${session}`);
+    await until(page, "the two items", () => document.querySelectorAll("#items tbody tr").length === 2);
+    assert.equal(await page.textContent(`#items tr[data-key="${key}"] td.description`), escaped);
+    await page.click(`#items tr[data-key="${key}"] td.key a`);
+    await until(page, "the deep item's data", () => document.getElementById("data") !== null);
+    const metadata = await texts(page, "#item-metadata dd");
+    assert.equal(metadata[0], key);
+    assert.equal(metadata[1], escaped, "the description shows its U+202E escaped, as the command line shows it");
+    assert.equal(await page.$$eval("#delete-item", (found) => found.length), 1);
+    // The data whole, each level on a line of its own, indented no deeper than the command line indents.
+    const lines = (await page.textContent("#data")).split("\n");
+    assert.equal(lines.length, 2 * depth + 1);
+    assert.equal(lines[depth], `${" ".repeat(40)}"deepest"`);
+    assert.equal(lines[2 * depth], "]");
+    assert.doesNotMatch(await page.evaluate(() => document.body.innerText), /\u202e|RangeError/);
+    // And Delete removes it.
+    await page.click("#delete-item");
+    await page.click("#confirm-delete-item");
+    await until(page, "the session's one other item", () => document.querySelectorAll("#items tbody tr").length === 1);
+    const read = hostRequest(s.sandbox, `{"id":2,"op":"read","sessionId":"${session}","storageKey":"${key}","maxBytes":16}`);
+    assert.equal(read.error?.code, "ItemNotFoundError");
     assert.deepEqual(page.errors, []);
   });
 
