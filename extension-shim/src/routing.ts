@@ -1,18 +1,35 @@
 /**
  * RoutingBackend: the native host where it answers, the in-browser backend where it doesn't, chosen per session.
  *
+ * What it promises: every acknowledged write is listed until its session ends, whichever context of the
+ * extension wrote it and whichever backend holds it (test/routes.test.ts, e2e/test/routes.e2e.test.mjs).
+ *
  * The rules, and why:
  * - A session stays on the backend where its first item was written until it ends, so it is never split: a
  *   `list` shows every item once, and no item is left behind on the other backend. The choice is a small
  *   route record per session in the KeyValueStore (chrome.storage.local), one key each
  *   (`llmCache.route.<sessionId>`), so it survives the service worker's restarts and every context of the
- *   extension sees it. The first write of a session holds a lock (a Web Lock where there is one) while it
- *   chooses, so two first writes can't choose differently.
+ *   extension sees it.
+ * - No write lands in a backend without a route record that says so. Every context (service worker, pages,
+ *   offscreen documents) may end a session, so the record is read again on every call, never kept in memory,
+ *   and each write reads it while holding the session's lock in shared mode (a Web Lock, held across the
+ *   extension's contexts; locks.ts). Whatever changes a route holds the lock exclusively: a session's first
+ *   write (so two first writes can't choose differently), `endSession`, and pruning. So a write and the
+ *   removal of its route never interleave: the write either finishes before the end (and is ended by it) or
+ *   starts after it, as the first write of the session's next life.
+ * - A route to a backend that is down gives that backend's StorageUnavailableError, for writes and reads
+ *   alike: the session's items are there, so answering from the other backend (an empty `list`) would hide them.
  * - New sessions go to the host when its handshake succeeds. Whether it does is known from the handshakes
  *   themselves: the first use asks, every (re)connection of the native client says so, and while the host is
  *   down it is asked again at most once per HOST_RECHECK_MS, when a new session starts. Never on every call.
  * - If a new session's first write fails because the host just went away, the write goes to the in-browser
- *   backend instead: nothing was in that session yet, so nothing is split.
+ *   backend instead: nothing was in that session yet, so nothing is split. The host may have committed the write
+ *   before its reply was lost, so an `endSession` is remembered for the host (session.ts sends it first on the
+ *   host's next connection). Before any later first write of that session id goes to the host, a cleanup
+ *   remembered there is sent, so it can never remove the items of a later life.
+ * - Route records of sessions their backend no longer holds (ended elsewhere, or removed as orphans after 24
+ *   hours idle) are pruned, a page (ROUTE_PRUNE_PAGE) at a time, when the router is made and whenever the host
+ *   connects: each is checked again under the session's exclusive lock, and one whose backend is down is kept.
  * - `endSession` goes to the backend that holds the session (which must answer), and to the other one too
  *   where it is up, for items an older shim wrote there without a route.
  * - `hello` and `stats` say which backend answered (`backend`); nothing else differs, so the LLM sees the same
@@ -146,8 +163,8 @@ export class RoutingBackend implements CacheBackend {
   #checking: Promise<void> | undefined;
   /** The last route record the previous pruning run looked at ("": start from the first). */
   #pruneAfter = "";
-  /** The pruning run under way, so that runs asked for together make one. */
-  #pruning: Promise<PruneResult> | undefined;
+  /** Settles when the pruning runs asked for so far have: each run waits for the one before it. */
+  #pruned: Promise<unknown> = Promise.resolve();
   /** Set by close(): a pruning run under way sends nothing more, so it never opens a new connection. */
   #closed = false;
 
@@ -332,10 +349,9 @@ export class RoutingBackend implements CacheBackend {
    * when the router is made and whenever the host connects; callers may run it too.
    */
   pruneRoutes(): Promise<PruneResult> {
-    this.#pruning ??= this.#prune().finally(() => {
-      this.#pruning = undefined;
-    });
-    return this.#pruning;
+    const run = this.#pruned.then(() => this.#prune());
+    this.#pruned = run.catch(() => undefined);
+    return run;
   }
 
   /**

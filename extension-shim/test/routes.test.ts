@@ -117,14 +117,15 @@ describe("routes that can't go stale", () => {
     await w.crash();
     const whileDown = w.worker();
     await whileDown.status();
-    assert.deepEqual(await whileDown.client.pruneRoutes(), { checked: 2, removed: 1 });
+    await whileDown.client.pruneRoutes();
     const routes = () => [...w.storage.items.keys()].filter((key) => key.startsWith(ROUTE_PREFIX)).sort();
     assert.deepEqual(routes(), [onHostGone, onHostKept, inBrowserKept].map((id) => ROUTE_PREFIX + id).sort());
 
     w.install();
     const back = w.worker();
     assert.equal((await back.status()).backend, "host");
-    assert.deepEqual(await back.client.pruneRoutes(), { checked: 3, removed: 1 });
+    // Runs when the router is made and when the host connects, in the background; one more here is awaited.
+    assert.deepEqual(await back.client.pruneRoutes(), { checked: 2, removed: 0 });
     assert.deepEqual(routes(), [onHostKept, inBrowserKept].map((id) => ROUTE_PREFIX + id).sort());
     assert.deepEqual(await listed(back, onHostKept), ["kept"]);
     assert.deepEqual(await listed(back, inBrowserKept), ["kept"]);
