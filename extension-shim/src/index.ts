@@ -17,7 +17,8 @@
      IndexedDbBackend, an IdbHost on the context's IndexedDB with its hourly orphan sweep, createLlmCache's
      default fallback.
  * - routing.ts: RoutingBackend, the host where it answers and the in-browser backend where it doesn't, chosen
- *   per session and kept until the session ends.
+ *   per session and kept until the session ends; locks.ts: the session locks it and session.ts take, across the
+ *   extension's contexts.
  * - status.ts: `status()`'s shape, and why the host isn't used in words a person can act on.
  * - tool/: the LLM tool `llm_cache`.
  *   - spec.ts: the tool described once: name, purpose, parameters.

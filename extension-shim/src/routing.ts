@@ -1,18 +1,35 @@
 /**
  * RoutingBackend: the native host where it answers, the in-browser backend where it doesn't, chosen per session.
  *
+ * What it promises: every acknowledged write is listed until its session ends, whichever context of the
+ * extension wrote it and whichever backend holds it (test/routes.test.ts, e2e/test/routes.e2e.test.mjs).
+ *
  * The rules, and why:
  * - A session stays on the backend where its first item was written until it ends, so it is never split: a
  *   `list` shows every item once, and no item is left behind on the other backend. The choice is a small
  *   route record per session in the KeyValueStore (chrome.storage.local), one key each
  *   (`llmCache.route.<sessionId>`), so it survives the service worker's restarts and every context of the
- *   extension sees it. The first write of a session holds a lock (a Web Lock where there is one) while it
- *   chooses, so two first writes can't choose differently.
+ *   extension sees it.
+ * - No write lands in a backend without a route record that says so. Every context (service worker, pages,
+ *   offscreen documents) may end a session, so the record is read again on every call, never kept in memory,
+ *   and each write reads it while holding the session's lock in shared mode (a Web Lock, held across the
+ *   extension's contexts; locks.ts). Whatever changes a route holds the lock exclusively: a session's first
+ *   write (so two first writes can't choose differently), `endSession`, and pruning. So a write and the
+ *   removal of its route never interleave: the write either finishes before the end (and is ended by it) or
+ *   starts after it, as the first write of the session's next life.
+ * - A route to a backend that is down gives that backend's StorageUnavailableError, for writes and reads
+ *   alike: the session's items are there, so answering from the other backend (an empty `list`) would hide them.
  * - New sessions go to the host when its handshake succeeds. Whether it does is known from the handshakes
  *   themselves: the first use asks, every (re)connection of the native client says so, and while the host is
  *   down it is asked again at most once per HOST_RECHECK_MS, when a new session starts. Never on every call.
  * - If a new session's first write fails because the host just went away, the write goes to the in-browser
- *   backend instead: nothing was in that session yet, so nothing is split.
+ *   backend instead: nothing was in that session yet, so nothing is split. The host may have committed the write
+ *   before its reply was lost, so an `endSession` is remembered for the host (session.ts sends it first on the
+ *   host's next connection). Before any later first write of that session id goes to the host, a cleanup
+ *   remembered there is sent, so it can never remove the items of a later life.
+ * - Route records of sessions their backend no longer holds (ended elsewhere, or removed as orphans after 24
+ *   hours idle) are pruned, a page (ROUTE_PRUNE_PAGE) at a time, when the router is made and whenever the host
+ *   connects: each is checked again under the session's exclusive lock, and one whose backend is down is kept.
  * - `endSession` goes to the backend that holds the session (which must answer), and to the other one too
  *   where it is up, for items an older shim wrote there without a route.
  * - `hello` and `stats` say which backend answered (`backend`); nothing else differs, so the LLM sees the same
@@ -55,6 +72,7 @@ import type {
   WriteRequest,
 } from "./protocol.js";
 import { LIST_DEFAULT_LIMIT } from "./protocol.js";
+import { withLock } from "./locks.js";
 import { IN_BROWSER_CHOSEN, hostProblemText, type CacheStatus, type StatusOptions } from "./status.js";
 import type { KeyValueStore } from "./storage-area.js";
 
@@ -66,6 +84,27 @@ export const HOST_RECHECK_MS = 60_000;
 
 /** One chrome.storage.local key per session's route, so that two contexts never race on a shared record. */
 export const ROUTE_PREFIX = "llmCache.route.";
+
+/**
+ * One chrome.storage.local key per pending session cleanup and backend (session.ts), so two cleanups never race
+ * on one shared record. The host's keys are the ones shims before the in-browser backend wrote, so those are
+ * still sent. Routing remembers one too, for a first write that may have reached the host before it went away.
+ */
+export const PENDING_END_SESSION_PREFIXES: Record<BackendKind, string> = {
+  host: "llmCache.pendingEndSession.",
+  indexeddb: "llmCache.indexeddb.pendingEndSession.",
+};
+
+/** How many route records one pruning run looks at; the next run goes on after the last one. */
+export const ROUTE_PRUNE_PAGE = 100;
+
+/**
+ * The name of a session's lock, held across every context of the extension: shared by its writes and by the
+ * sending of its remembered cleanups, exclusive while its route is made, removed or pruned.
+ */
+export function sessionLockName(sessionId: string): string {
+  return ROUTE_PREFIX + sessionId;
+}
 
 export interface RoutingOptions {
   /** The native client; absent when the extension chose the in-browser backend only. */
@@ -88,6 +127,15 @@ export type EndSessionAttempt = { backend: BackendKind; required: boolean } & (
   | { ok: true; result: EndSessionResult }
   | { ok: false; error: unknown }
 );
+
+/** What is done with a session's end attempts while its lock is still held (session.ts remembers the failed ones). */
+export type SettleAttempts = (attempts: EndSessionAttempt[]) => Promise<void>;
+
+/** What a pruning run did: the route records it asked a backend about, and those it removed. */
+export interface PruneResult {
+  checked: number;
+  removed: number;
+}
 
 /** A backend whose sessions a `sessions` page could not list, and why. */
 export interface UnlistedBackend {
@@ -113,10 +161,12 @@ export class RoutingBackend implements CacheBackend {
   #hostState: HostState = { state: "unknown" };
   /** The handshake under way, so that calls arriving together ask the host once. */
   #checking: Promise<void> | undefined;
-  /** Routes read or made by this context. A route changes only when its session ends. */
-  readonly #routes = new Map<string, BackendKind>();
-  /** First writes waiting for a session's route, where there are no Web Locks to serialise them. */
-  readonly #choosing = new Map<string, Promise<unknown>>();
+  /** The last route record the previous pruning run looked at ("": start from the first). */
+  #pruneAfter = "";
+  /** Settles when the pruning runs asked for so far have: each run waits for the one before it. */
+  #pruned: Promise<unknown> = Promise.resolve();
+  /** Set by close(): a pruning run under way sends nothing more, so it never opens a new connection. */
+  #closed = false;
 
   constructor(options: RoutingOptions) {
     if (!options.host && !options.fallback) throw new TypeError("RoutingBackend needs a host or a fallback backend");
@@ -125,10 +175,14 @@ export class RoutingBackend implements CacheBackend {
     this.#storage = options.storage;
     this.#now = options.now ?? Date.now;
     this.#recheckMs = options.recheckMs ?? HOST_RECHECK_MS;
-    // Every successful handshake, including reconnects made by ordinary calls, says the host is there.
+    // Every successful handshake, including reconnects made by ordinary calls, says the host is there, and is
+    // when the host's sessions can be compared with their routes. The pruning isn't awaited: it sends its
+    // requests after the connection's setups, like any caller.
     this.#host?.onConnect(({ hello }) => {
       this.#hostState = { state: "up", hello };
+      this.#pruneInBackground();
     });
+    this.#pruneInBackground();
   }
 
   /** The backends this one routes between: the host first. */
@@ -203,11 +257,20 @@ export class RoutingBackend implements CacheBackend {
     return { sessions, nextCursor, unlisted };
   }
 
+  /**
+   * Writes to the backend of the session's route, read again under the session's shared lock, so that no
+   * other context can remove the route between the reading and the write's answer. A session without a route
+   * makes one (#firstWrite).
+   */
   async write(request: WriteRequest, options?: RequestOptions): Promise<CacheMetadata> {
-    const backend = await this.#routed(request.sessionId);
-    if (backend) return backend.write(request, options);
-    const first = await this.#firstWrite(request, options);
-    return "item" in first ? first.item : first.backend.write(request, options);
+    const sessionId = request.sessionId;
+    if (this.backends.length === 1) return (this.backends[0] as CacheBackend).write(request, options);
+    if (typeof sessionId !== "string") return (await this.#newSessionBackend(false)).write(request, options);
+    const routed = await withLock(sessionLockName(sessionId), "shared", async () => {
+      const backend = await this.#routed(sessionId);
+      return backend && { item: await backend.write(request, options) };
+    });
+    return routed ? routed.item : this.#firstWrite(request, options);
   }
 
   async read(request: ReadRequest, options?: RequestOptions): Promise<CachedItem> {
@@ -259,28 +322,36 @@ export class RoutingBackend implements CacheBackend {
 
   /**
    * Ends the session on each backend that may hold it, and says how each went, so that session cleanup can
-   * remember exactly the ones that couldn't be reached. The route goes either way: a session resumed under
-   * the same id starts afresh, and a cleanup remembered for the old one runs before anything else on its
-   * backend, so it can't touch the new one's items.
+   * remember exactly the ones that couldn't be reached (`settle`, run before the lock is let go). The route
+   * goes either way: a session resumed under the same id starts afresh, and a cleanup remembered for the old
+   * one is sent before the new one's first write reaches that backend (#firstWrite), so it can't touch the new
+   * one's items. All of it holds the session's lock exclusively: no write of any context is under way, and the
+   * next one finds the route gone.
    */
-  async endSessionEach(sessionId: string, options?: RequestOptions): Promise<EndSessionAttempt[]> {
-    const holder = await this.#sessionBackend(sessionId);
-    const others = this.backends.filter((backend) => backend !== holder && this.#isUp(backend));
-    const attempts = await Promise.all(
-      [holder, ...others].map(async (backend): Promise<EndSessionAttempt> => {
-        const required = backend === holder;
-        try {
-          return { backend: backend.kind, required, ok: true, result: await backend.endSession(sessionId, options) };
-        } catch (error) {
-          return { backend: backend.kind, required, ok: false, error };
-        }
-      }),
-    );
-    if (this.backends.length > 1 && typeof sessionId === "string") {
-      this.#routes.delete(sessionId);
-      await this.#storage.remove(ROUTE_PREFIX + sessionId);
-    }
-    return attempts;
+  async endSessionEach(sessionId: string, options?: RequestOptions, settle?: SettleAttempts): Promise<EndSessionAttempt[]> {
+    const end = async () => {
+      const holder = await this.#sessionBackend(sessionId);
+      const others = this.backends.filter((backend) => backend !== holder && this.#isUp(backend));
+      const attempts = await Promise.all([holder, ...others].map((backend) => endOn(backend, sessionId, backend === holder, options)));
+      if (this.backends.length > 1) await this.#storage.remove(ROUTE_PREFIX + sessionId);
+      await settle?.(attempts);
+      return attempts;
+    };
+    // A sessionId that isn't a string can have no route; the backend's own check names the problem.
+    return typeof sessionId === "string" ? withLock(sessionLockName(sessionId), "exclusive", end) : end();
+  }
+
+  /**
+   * Looks at a page of route records (ROUTE_PRUNE_PAGE, going on from the last run's) and removes each whose
+   * backend answers that it holds nothing of the session any more: the session ended elsewhere, or its backend
+   * removed it as an orphan (24 hours idle). Each is checked under the session's exclusive lock, so a write
+   * under way finishes first and keeps its route. A route whose backend is down, or can't say, is kept. Runs
+   * when the router is made and whenever the host connects; callers may run it too.
+   */
+  pruneRoutes(): Promise<PruneResult> {
+    const run = this.#pruned.then(() => this.#prune());
+    this.#pruned = run.catch(() => undefined);
+    return run;
   }
 
   /**
@@ -312,6 +383,7 @@ export class RoutingBackend implements CacheBackend {
   }
 
   close(): void {
+    this.#closed = true;
     for (const backend of this.backends) backend.close();
   }
 
@@ -383,45 +455,108 @@ export class RoutingBackend implements CacheBackend {
     return (await this.#routed(sessionId)) ?? (await this.#newSessionBackend(false));
   }
 
-  /** The backend of the session's route, if it has one (and there is more than one backend to choose from). */
+  /**
+   * The backend of the session's route, if it has one (and there is more than one backend to choose from).
+   * The record is read on every call, never kept: another context may have ended the session, or ended it and
+   * started it again on the other backend, a moment ago.
+   */
   async #routed(sessionId: string): Promise<CacheBackend | undefined> {
     if (this.backends.length === 1) return this.backends[0];
     if (typeof sessionId !== "string") return undefined; // the backend's own check names the problem
-    let kind = this.#routes.get(sessionId);
-    if (kind === undefined) {
-      const stored = (await this.#storage.get(ROUTE_PREFIX + sessionId))[ROUTE_PREFIX + sessionId];
-      if (stored !== "host" && stored !== "indexeddb") return undefined;
-      kind = stored;
-      this.#routes.set(sessionId, kind);
-    }
+    const kind = (await this.#storage.get(ROUTE_PREFIX + sessionId))[ROUTE_PREFIX + sessionId];
     return this.backends.find((backend) => backend.kind === kind);
   }
 
   /**
-   * A session's first write, under the session's lock: the route is looked up again (another write or
-   * context may have made it meanwhile, and then this write simply goes there), else chosen, the item
+   * A session's first write, under the session's exclusive lock: the route is looked up again (another write
+   * or context may have made it meanwhile, and then this write simply goes there), else chosen, the item
    * written, and the route kept.
+   *
+   * A write to the host that fails with StorageUnavailableError may still have been committed there (the
+   * host crashed, or the port closed, after the commit and before the reply). So the route says host if the
+   * host is back at once; if it is still down, the write goes to the in-browser backend, and an `endSession`
+   * is remembered for the host (session.ts sends it first on the host's next connection), so the host keeps
+   * no copy that nobody lists. Before a new session's first write goes to the host, a cleanup remembered there
+   * for an earlier session of that id is sent, so that it can never run later and remove the new items.
    */
-  #firstWrite(request: WriteRequest, options?: RequestOptions): Promise<{ item: CacheMetadata } | { backend: CacheBackend }> {
-    return this.#withSessionLock(request.sessionId, async () => {
-      const routed = await this.#routed(request.sessionId);
-      if (routed) return { backend: routed };
+  #firstWrite(request: WriteRequest, options?: RequestOptions): Promise<CacheMetadata> {
+    const sessionId = request.sessionId;
+    return withLock(sessionLockName(sessionId), "exclusive", async () => {
+      const routed = await this.#routed(sessionId);
+      if (routed) return routed.write(request, options);
       let backend = await this.#newSessionBackend(true);
       let item: CacheMetadata;
       try {
+        if (backend === this.#host) await this.#sendRememberedCleanup(this.#host, sessionId);
         item = await backend.write(request, options);
       } catch (error) {
-        // The host went away since it last answered: this session has nothing yet, so it can start elsewhere.
         if (!(backend === this.#host && this.#fallback && error instanceof StorageUnavailableError)) throw error;
         await this.#checkHost();
-        if (this.#hostState.state === "up") throw error;
+        if (this.#hostState.state === "up") {
+          await this.#storage.set({ [ROUTE_PREFIX + sessionId]: backend.kind });
+          throw error;
+        }
+        // The host went away since it last answered: this session has nothing anywhere else, so it can start
+        // on the in-browser backend, and whatever the host may hold of it goes when the host is back.
+        await this.#storage.set({ [PENDING_END_SESSION_PREFIXES.host + sessionId]: Date.now() });
         backend = this.#fallback;
         item = await backend.write(request, options);
       }
-      this.#routes.set(request.sessionId, backend.kind);
-      await this.#storage.set({ [ROUTE_PREFIX + request.sessionId]: backend.kind });
-      return { item };
+      await this.#storage.set({ [ROUTE_PREFIX + sessionId]: backend.kind });
+      return item;
     });
+  }
+
+  /** Sends the host an `endSession` remembered for this session id, if one is, and forgets it once done. */
+  async #sendRememberedCleanup(host: CacheBackend, sessionId: string): Promise<void> {
+    const key = PENDING_END_SESSION_PREFIXES.host + sessionId;
+    if ((await this.#storage.get(key))[key] === undefined) return;
+    await host.endSession(sessionId);
+    await this.#storage.remove(key);
+  }
+
+  /** One pruning run; see pruneRoutes. */
+  async #prune(): Promise<PruneResult> {
+    const result: PruneResult = { checked: 0, removed: 0 };
+    if (this.backends.length === 1) return result;
+    const keys = Object.keys(await this.#storage.get(null))
+      .filter((key) => key.startsWith(ROUTE_PREFIX) && key > this.#pruneAfter)
+      .sort()
+      .slice(0, ROUTE_PRUNE_PAGE);
+    this.#pruneAfter = keys.length === ROUTE_PRUNE_PAGE ? (keys[keys.length - 1] as string) : "";
+    for (const key of keys) {
+      const sessionId = key.slice(ROUTE_PREFIX.length);
+      const backend = await this.#routed(sessionId);
+      const held = backend && (await this.#holds(backend, sessionId));
+      if (held !== undefined) result.checked++;
+      if (!backend || held !== false) continue;
+      // Checked again under the lock, which is taken only for a route that looks stale: a write that made or
+      // used the route meanwhile has finished by then, and keeps it.
+      await withLock(sessionLockName(sessionId), "exclusive", async () => {
+        if ((await this.#routed(sessionId)) !== backend || (await this.#holds(backend, sessionId)) !== false) return;
+        await this.#storage.remove(key);
+        result.removed++;
+      });
+    }
+    return result;
+  }
+
+  /**
+   * Whether the backend holds items of the session, or undefined when it can't say now (down, or this router
+   * closed meanwhile, when nothing more is sent): then the route stays, and a later run asks again.
+   */
+  async #holds(backend: CacheBackend, sessionId: string): Promise<boolean | undefined> {
+    if (this.#closed || !this.#isUp(backend)) return undefined;
+    try {
+      return (await backend.stats(sessionId)).itemCount > 0;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** A pruning run nobody waits for: a failure (a backend gone meanwhile) only leaves routes for the next run. */
+  #pruneInBackground(): void {
+    if (this.backends.length > 1) this.pruneRoutes().catch(() => undefined);
   }
 
   /**
@@ -484,38 +619,25 @@ export class RoutingBackend implements CacheBackend {
     await check;
     if (this.#checking === check) this.#checking = undefined;
   }
-
-  /**
-   * Runs `choose` while holding the session's lock: a Web Lock, held across every context of the extension,
-   * where the browser has them; otherwise a queue in this context.
-   */
-  #withSessionLock<T>(sessionId: string, choose: () => Promise<T>): Promise<T> {
-    const locks = (globalThis as { navigator?: { locks?: LockManager } }).navigator?.locks;
-    if (locks) return locks.request(ROUTE_PREFIX + sessionId, choose);
-    const before = this.#choosing.get(sessionId) ?? Promise.resolve();
-    const run = before.then(choose, choose);
-    const settled = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.#choosing.set(sessionId, settled);
-    void settled.then(() => {
-      if (this.#choosing.get(sessionId) === settled) this.#choosing.delete(sessionId);
-    });
-    return run;
-  }
 }
 
 /**
  * Ends a session on each backend `client` stands for, and says how each went: a RoutingBackend's own
  * attempts, or the one backend's.
  */
-export async function endSessionEach(client: CacheBackend, sessionId: string): Promise<EndSessionAttempt[]> {
-  if (client instanceof RoutingBackend) return client.endSessionEach(sessionId);
+export async function endSessionEach(client: CacheBackend, sessionId: string, settle?: SettleAttempts): Promise<EndSessionAttempt[]> {
+  if (client instanceof RoutingBackend) return client.endSessionEach(sessionId, undefined, settle);
+  const attempts = [await endOn(client, sessionId, true)];
+  await settle?.(attempts);
+  return attempts;
+}
+
+/** Ends the session on one backend, and says how that went. */
+async function endOn(backend: CacheBackend, sessionId: string, required: boolean, options?: RequestOptions): Promise<EndSessionAttempt> {
   try {
-    return [{ backend: client.kind, required: true, ok: true, result: await client.endSession(sessionId) }];
+    return { backend: backend.kind, required, ok: true, result: await backend.endSession(sessionId, options) };
   } catch (error) {
-    return [{ backend: client.kind, required: true, ok: false, error }];
+    return { backend: backend.kind, required, ok: false, error };
   }
 }
 

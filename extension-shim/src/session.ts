@@ -18,18 +18,12 @@
 
 import type { BackendKind, CacheBackend, ConnectionRequest } from "./backend.js";
 import { CacheError, StorageUnavailableError } from "./errors.js";
+import { tryLock, withLock } from "./locks.js";
 import type { EndSessionResult } from "./protocol.js";
-import { backendsOf, endSessionEach } from "./routing.js";
+import { backendsOf, endSessionEach, PENDING_END_SESSION_PREFIXES, sessionLockName } from "./routing.js";
 import type { KeyValueStore } from "./storage-area.js";
 
-/**
- * One chrome.storage.local key per pending session and backend, so two cleanups never race on one shared
- * record. The host's keys are the ones shims before the in-browser backend wrote, so those are still sent.
- */
-export const PENDING_END_SESSION_PREFIXES: Record<BackendKind, string> = {
-  host: "llmCache.pendingEndSession.",
-  indexeddb: "llmCache.indexeddb.pendingEndSession.",
-};
+export { PENDING_END_SESSION_PREFIXES };
 
 /** The host's prefix, by its old name. */
 export const PENDING_END_SESSION_PREFIX = PENDING_END_SESSION_PREFIXES.host;
@@ -96,19 +90,23 @@ export class SessionCleanup {
     let freedBytes = 0;
     let pending: string | undefined;
     let failure: CacheError | undefined;
-    for (const attempt of await endSessionEach(this.#client, sessionId)) {
-      const key = PENDING_END_SESSION_PREFIXES[attempt.backend] + sessionId;
-      if (attempt.ok) {
-        await this.#storage.remove(key);
-        deletedItems += attempt.result.deletedItems;
-        freedBytes += attempt.result.freedBytes;
-      } else if (attempt.required && attempt.error instanceof StorageUnavailableError) {
-        await this.#storage.set({ [key]: Date.now() });
-        pending ??= attempt.error.message;
-      } else if (attempt.required) {
-        failure ??= attempt.error instanceof CacheError ? attempt.error : new StorageUnavailableError({ message: String(attempt.error) });
+    // The records are kept while the session's lock is still held, so no first write of the session's next
+    // life can come between its end and the record of a cleanup still owed.
+    await endSessionEach(this.#client, sessionId, async (attempts) => {
+      for (const attempt of attempts) {
+        const key = PENDING_END_SESSION_PREFIXES[attempt.backend] + sessionId;
+        if (attempt.ok) {
+          await this.#storage.remove(key);
+          deletedItems += attempt.result.deletedItems;
+          freedBytes += attempt.result.freedBytes;
+        } else if (attempt.required && attempt.error instanceof StorageUnavailableError) {
+          await this.#storage.set({ [key]: Date.now() });
+          pending ??= attempt.error.message;
+        } else if (attempt.required) {
+          failure ??= attempt.error instanceof CacheError ? attempt.error : new StorageUnavailableError({ message: String(attempt.error) });
+        }
       }
-    }
+    });
     if (failure) return { status: "failed", error: failure };
     if (pending !== undefined) return { status: "pending", reason: pending };
     return { status: "ended", deletedItems, freedBytes };
@@ -252,23 +250,30 @@ export class SessionCleanup {
    * worker, side panel, offscreen document) may connect at once; the lock lets one of them send while the
    * others wait and then find nothing left, so no context sends a cleanup it read before another context had
    * finished it.
+   *
+   * Each cleanup is sent holding its session's lock (shared), and only if it is still remembered then: a
+   * session's route is made, and a cleanup owed by its earlier life sent or recorded, under the exclusive
+   * lock, so a cleanup read here can never reach the backend after a new life of the session has written
+   * there. While another context holds that lock exclusively, the cleanup is left for it (a first write sends
+   * it itself) or for the next connection: waiting could deadlock, since that context may be waiting for
+   * this very connection.
    */
   async #flush(backend: BackendKind, request: ConnectionRequest): Promise<void> {
     const prefix = PENDING_END_SESSION_PREFIXES[backend];
-    const run = async () => {
-      const keys = Object.keys(await this.#storage.get(null)).filter((key) => key.startsWith(prefix));
-      for (const key of keys) {
-        try {
-          await request<EndSessionResult>("endSession", { sessionId: key.slice(prefix.length) });
-        } catch (error) {
-          // The backend is gone again: the connection fails, and the next one retries what is left.
-          if (error instanceof StorageUnavailableError) throw error;
-          // Any other refusal would be the same next time, so the record is dropped below.
-        }
-        await this.#storage.remove(key);
+    const sendOne = async (key: string) => {
+      if ((await this.#storage.get(key))[key] === undefined) return;
+      try {
+        await request<EndSessionResult>("endSession", { sessionId: key.slice(prefix.length) });
+      } catch (error) {
+        // The backend is gone again: the connection fails, and the next one retries what is left.
+        if (error instanceof StorageUnavailableError) throw error;
+        // Any other refusal would be the same next time, so the record is dropped below.
       }
+      await this.#storage.remove(key);
     };
-    const locks = (globalThis as { navigator?: { locks?: LockManager } }).navigator?.locks;
-    return locks ? locks.request(FLUSH_LOCKS[backend], run) : run();
+    await withLock(FLUSH_LOCKS[backend], "exclusive", async () => {
+      const keys = Object.keys(await this.#storage.get(null)).filter((key) => key.startsWith(prefix));
+      for (const key of keys) await tryLock(sessionLockName(key.slice(prefix.length)), "shared", () => sendOne(key));
+    });
   }
 }

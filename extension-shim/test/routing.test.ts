@@ -9,118 +9,21 @@
  */
 
 import assert from "node:assert/strict";
-import { IDBFactory, IDBKeyRange } from "fake-indexeddb";
-import { IdbHost } from "../src/backends/indexeddb/host.js";
-import { randomUUID } from "node:crypto";
-import { describe, it, type TestContext } from "node:test";
+import { IDBFactory } from "fake-indexeddb";
+import { describe, it } from "node:test";
 import { InProcessBackend } from "../src/backends/in-process.js";
-import { NativeCacheClient } from "../src/backends/native.js";
 import { DEMO_EXTENSION_ID } from "../src/demo-extension.js";
 import { InvalidRequestError, StorageUnavailableError } from "../src/errors.js";
-import { createLlmCache, type LlmCache, type LlmCacheOptions } from "../src/llm-cache.js";
+import { createLlmCache, type LlmCache } from "../src/llm-cache.js";
 import { HOST_RECHECK_MS, ROUTE_PREFIX } from "../src/routing.js";
 import { PENDING_END_SESSION_PREFIXES } from "../src/session.js";
 import { IN_BROWSER_CHOSEN } from "../src/status.js";
-import { HOST_BINARY, hostConnector, type HostConnector } from "./helpers/chrome-port.js";
+import { hostConnector } from "./helpers/chrome-port.js";
 import { MemoryStorage } from "./helpers/memory-storage.js";
+import { RecordingIdbServer, session, world } from "./helpers/routing-world.js";
 import { HELLO_V1, replyingScript, scriptedConnector } from "./helpers/scripted-port.js";
 import { tempDir } from "./helpers/temp.js";
 import { cacheNote, listed } from "./helpers/tool-notes.js";
-
-const MISSING = "/nonexistent/llm-cache-host";
-
-// IdbHost names its key ranges with the global IDBKeyRange, as in a browser; only that is made global here.
-(globalThis as { IDBKeyRange?: unknown }).IDBKeyRange ??= IDBKeyRange;
-
-/** An IdbHost that records the ops it was asked, to show which requests reached the in-browser backend. */
-class RecordingIdbServer {
-  readonly ops: string[] = [];
-  readonly #host: IdbHost;
-  constructor(indexedDB: IDBFactory) {
-    this.#host = new IdbHost({ indexedDB });
-  }
-  handleText(requestText: string): Promise<string> {
-    this.ops.push(String((JSON.parse(requestText) as { op?: unknown }).op));
-    return this.#host.handleText(requestText);
-  }
-  close(): void {
-    this.#host.close();
-  }
-}
-
-// Chrome gives an extension its id here; the status texts name it in the install command.
-const global = globalThis as { chrome?: { runtime?: { id?: string } } };
-global.chrome ??= {};
-global.chrome.runtime ??= {};
-global.chrome.runtime.id = DEMO_EXTENSION_ID;
-
-/**
- * A host that can be installed and removed mid-test (`world.install()`), the IndexedDB backend on its own
- * fake-indexeddb, one chrome.storage.local, a clock the test moves, and a client on each store to see what it holds.
- */
-function world(t: TestContext, options: { installed: boolean }) {
-  const hostDir = tempDir();
-  const fallbackDb = new IDBFactory();
-  let binary = options.installed ? HOST_BINARY : MISSING;
-  /** One connector per connectNative call, so a test can count how often the host was asked. */
-  const connectors: HostConnector[] = [];
-  const connect = (hostName: string) => {
-    const connector = hostConnector({ dataDir: hostDir.path, binary });
-    connectors.push(connector);
-    return connector(hostName);
-  };
-  const servers: RecordingIdbServer[] = [];
-  const fallbackServer = () => {
-    const server = new RecordingIdbServer(fallbackDb);
-    servers.push(server);
-    return server;
-  };
-  const storage = new MemoryStorage();
-  const clock = { now: Date.now() };
-  const caches: LlmCache[] = [];
-  /** A service worker's cache: a new one after a restart, with the same chrome.storage.local. */
-  const worker = (more: LlmCacheOptions = {}) => {
-    const cache = createLlmCache({
-      storage,
-      connect,
-      indexedDb: () => new InProcessBackend(fallbackServer(), "indexeddb"),
-      now: () => clock.now,
-      ...more,
-    });
-    caches.push(cache);
-    return cache;
-  };
-  const hostStore = new NativeCacheClient({ connect: hostConnector({ dataDir: hostDir.path }) });
-  const fallbackStore = new InProcessBackend(fallbackServer(), "indexeddb");
-  t.after(async () => {
-    for (const cache of caches) cache.client.close();
-    hostStore.close();
-    fallbackStore.close();
-    await Promise.all(connectors.map((connector) => connector.closeAll()));
-    hostDir.remove();
-  });
-  /** Descriptions of a session's items in each store: where its items really are. */
-  const where = async (sessionId: string) => ({
-    host: (await hostStore.list({ sessionId })).items.map((item) => item.description).sort(),
-    fallback: (await fallbackStore.list({ sessionId })).items.map((item) => item.description).sort(),
-  });
-  return {
-    worker,
-    storage,
-    clock,
-    connectors,
-    servers,
-    where,
-    install: () => {
-      binary = HOST_BINARY;
-    },
-    uninstall: () => {
-      binary = MISSING;
-    },
-  };
-}
-
-const session = () => `conv_${randomUUID()}`;
 
 describe("choosing the backend", () => {
   it("starts on the fallback without a host; once it is installed, old sessions finish there and new ones go to the host", async (t) => {
