@@ -15,7 +15,8 @@ use super::browsers::{Browser, Platform, Scope};
 use super::doctor::{DoctorOptions, doctor};
 use super::install::install;
 use super::manifest::{
-    DEFAULT_EXTENSION_ID, DEFAULT_FIREFOX_EXTENSION_ID, HostManifest, is_chrome_extension_id, is_firefox_extension_id,
+    DEFAULT_EXTENSION_ID, DEFAULT_FIREFOX_EXTENSION_ID, FIREFOX_ID_RULE, HostManifest, is_chrome_extension_id,
+    is_firefox_extension_id,
 };
 use super::uninstall::uninstall;
 use super::{Selection, say};
@@ -224,11 +225,7 @@ fn chrome_id(id: &str) -> Result<String, String> {
 }
 
 fn firefox_id(id: &str) -> Result<String, String> {
-    if is_firefox_extension_id(id) {
-        Ok(id.to_owned())
-    } else {
-        Err("a Firefox add-on id looks like name@domain or {GUID}".into())
-    }
+    if is_firefox_extension_id(id) { Ok(id.to_owned()) } else { Err(FIREFOX_ID_RULE.into()) }
 }
 
 fn absolute_path(path: &str) -> Result<PathBuf, String> {
