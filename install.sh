@@ -53,7 +53,10 @@ while [ $i -lt ${#args[@]} ]; do
     --system) system=true ;;
     --browser | --extension-id | --firefox-extension-id | --user-data-dir)
       i=$((i + 1))
-      [ $i -lt ${#args[@]} ] && [ -n "${args[$i]}" ] && [ "${args[$i]#--}" = "${args[$i]}" ] ||
+      # A word starting with -- is the next option, not a value; except that a Firefox add-on id may
+      # start with - (--x@y is one), and the binary takes the word after its flag as the id whatever it is.
+      [ $i -lt ${#args[@]} ] && [ -n "${args[$i]}" ] &&
+        { [ "${args[$i]#--}" = "${args[$i]}" ] || [ "$arg" = --firefox-extension-id ]; } ||
         fail "$arg needs a value"
       value=${args[$i]}
       case "$arg" in

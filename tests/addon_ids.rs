@@ -15,8 +15,10 @@ use std::process::{Command, Stdio};
 use common::machine::{Machine, assert_ok, read_json};
 use serde_json::{Value, json};
 
-/// Ids Firefox accepts, one of each shape.
-const GOOD: [&str; 4] = ["@addon-example", "@name", "a.b-c_d@x.y", "{4c2b7a4e-1d5e-4e8f-9a3b-2f1c0d9e8b7a}"];
+/// Ids Firefox accepts, one of each shape; an id may start with `-`, and the word after the flag is
+/// still the id.
+const GOOD: [&str; 6] =
+    ["@addon-example", "@name", "a.b-c_d@x.y", "{4c2b7a4e-1d5e-4e8f-9a3b-2f1c0d9e8b7a}", "-x@y", "--@x"];
 
 /// Ids Firefox refuses: nothing after `@`, a brace pair that is no GUID, and characters a shell or a
 /// JSON reader would make something of.

@@ -66,7 +66,8 @@ enum SetupCommand {
         #[arg(long = "extension-id", value_name = "ID", default_value = DEFAULT_EXTENSION_ID, value_parser = chrome_id)]
         extension_ids: Vec<String>,
         /// A Firefox add-on id to allow in allowed_extensions (repeatable).
-        #[arg(long = "firefox-extension-id", value_name = "ID", default_value = DEFAULT_FIREFOX_EXTENSION_ID, value_parser = firefox_id)]
+        // A Firefox id may start with `-` (`-x@y` is one), so the word after the flag is always its value.
+        #[arg(long = "firefox-extension-id", value_name = "ID", default_value = DEFAULT_FIREFOX_EXTENSION_ID, value_parser = firefox_id, allow_hyphen_values = true)]
         firefox_extension_ids: Vec<String>,
     },
     /// Remove exactly what `install` wrote (its record lists it); cached data stays unless --purge.
@@ -193,7 +194,8 @@ struct Flags {
     #[arg(long = "extension-id", value_name = "ID", default_value = DEFAULT_EXTENSION_ID, value_parser = chrome_id)]
     extension_ids: Vec<String>,
     /// A Firefox add-on id to allow in allowed_extensions (repeatable).
-    #[arg(long = "firefox-extension-id", value_name = "ID", default_value = DEFAULT_FIREFOX_EXTENSION_ID, value_parser = firefox_id)]
+    // A Firefox id may start with `-` (`-x@y` is one), so the word after the flag is always its value.
+    #[arg(long = "firefox-extension-id", value_name = "ID", default_value = DEFAULT_FIREFOX_EXTENSION_ID, value_parser = firefox_id, allow_hyphen_values = true)]
     firefox_extension_ids: Vec<String>,
     /// For every user: system folders (HKLM on Windows); needs root or an administrator.
     #[arg(long)]

@@ -195,6 +195,7 @@ mod tests {
             "@name",
             "a.b-c_d@x.y",
             "x@y",
+            "-x@y",
             "{4c2b7a4e-1d5e-4e8f-9a3b-2f1c0d9e8b7a}",
             "{FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF}",
             &format!("@{}", "a".repeat(MAX_ADDON_ID_BYTES - 1)),
