@@ -66,6 +66,28 @@ fn install_and_doctor_for_an_id_without_a_name() {
     assert!(!machine.data().exists(), "a refused id writes nothing");
 }
 
+/// Installed for another add-on, doctor names the fix for `@name` as a command, quoted so that it works as
+/// shown in a POSIX shell and in PowerShell; run by `sh`, it works.
+#[test]
+fn doctors_fix_for_an_id_without_a_name_works_as_shown() {
+    let machine = Machine::new();
+    assert_ok(&machine.run(&["install", "--browser", "firefox"]), "install for the demo add-on");
+    let doctor = machine.doctor(&["--browser", "firefox", "--firefox-extension-id", "@name"]);
+    assert_eq!(doctor.code, 1, "{}", doctor.stdout);
+    let line = doctor.failures().into_iter().find(|line| line.contains("@name is not in allowed_extensions")).unwrap();
+    let command = line.split('`').nth(1).unwrap();
+    assert!(command.ends_with(" --firefox-extension-id '@name'"), "{line}");
+    let bin = machine.installed_binary().parent().unwrap().to_owned();
+    let run = machine
+        .command("sh")
+        .args(["-c", command])
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{command}: {}", String::from_utf8_lossy(&run.stderr));
+    assert_ok(&machine.doctor(&["--browser", "firefox", "--firefox-extension-id", "@name"]), "doctor after the fix");
+}
+
 /// The host Firefox starts for `@name` serves it: a write is listed, under the origin
 /// `moz-extension:@name`, and a launch with an id Firefox would refuse starts nothing.
 #[test]
