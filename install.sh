@@ -4,6 +4,8 @@
 # this script only builds it first. Run ./install.sh --help for the options.
 set -euo pipefail
 cd "$(dirname "$0")"
+# shellcheck source=scripts/extension-ids.sh
+. scripts/extension-ids.sh
 
 usage() {
   cat <<'USAGE'
@@ -51,7 +53,10 @@ while [ $i -lt ${#args[@]} ]; do
     --system) system=true ;;
     --browser | --extension-id | --firefox-extension-id | --user-data-dir)
       i=$((i + 1))
-      [ $i -lt ${#args[@]} ] && [ -n "${args[$i]}" ] && [ "${args[$i]#--}" = "${args[$i]}" ] ||
+      # A word starting with -- is the next option, not a value; except that a Firefox add-on id may
+      # start with - (--x@y is one), and the binary takes the word after its flag as the id whatever it is.
+      [ $i -lt ${#args[@]} ] && [ -n "${args[$i]}" ] &&
+        { [ "${args[$i]#--}" = "${args[$i]}" ] || [ "$arg" = --firefox-extension-id ]; } ||
         fail "$arg needs a value"
       value=${args[$i]}
       case "$arg" in
@@ -60,11 +65,9 @@ while [ $i -lt ${#args[@]} ]; do
             *) fail "--browser $value: the browsers are chrome, chromium, edge, brave, vivaldi and firefox" ;;
           esac ;;
         --extension-id)
-          [[ "$value" =~ ^[a-p]{32}$ ]] ||
-            fail "--extension-id $value: a Chrome extension id is 32 letters from a to p, as chrome://extensions shows it" ;;
+          is_chrome_extension_id "$value" || fail "--extension-id $value: $CHROME_ID_RULE" ;;
         --firefox-extension-id)
-          [[ "$value" =~ ^(\{[A-Za-z0-9._@+-]+\}|[A-Za-z0-9._+-]+@[A-Za-z0-9._+{}-]+)$ ]] ||
-            fail "--firefox-extension-id $value: a Firefox add-on id looks like name@domain or {GUID}" ;;
+          is_firefox_extension_id "$value" || fail "--firefox-extension-id $value: $FIREFOX_ID_RULE" ;;
       esac ;;
     --browser=* | --extension-id=* | --firefox-extension-id=* | --user-data-dir=*) ;;
     *) fail "unknown option $arg" ;;

@@ -8,6 +8,8 @@
 # exactly what `llm-cache-host install` writes. Run scripts/release.sh --help for the options.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/extension-ids.sh
+. scripts/extension-ids.sh
 
 usage() {
   cat <<'USAGE'
@@ -76,9 +78,12 @@ if [ ${#firefox_ids[@]} -eq 0 ]; then
   fi
 fi
 [ ${#chrome_ids[@]} -gt 0 ] && [ ${#firefox_ids[@]} -gt 0 ] || fail "no ids in RELEASE_EXTENSION_IDS or RELEASE_FIREFOX_EXTENSION_IDS"
-# The binary checks both kinds of id again when it prints the manifests; Firefox's rule is its alone.
+# The binary checks both kinds of id again when it prints the manifests.
 for id in "${chrome_ids[@]}"; do
-  [[ $id =~ ^[a-p]{32}$ ]] || fail "\"$id\" is not a Chrome extension id: 32 letters from a to p, as chrome://extensions shows it"
+  is_chrome_extension_id "$id" || fail "\"$id\" is not a Chrome extension id: $CHROME_ID_RULE"
+done
+for id in "${firefox_ids[@]}"; do
+  is_firefox_extension_id "$id" || fail "\"$id\" is not a Firefox add-on id: $FIREFOX_ID_RULE"
 done
 maintainer=${RELEASE_MAINTAINER:-llm-cache-host developers <llm-cache-host@browserx.dev>}
 for tool in cargo dpkg dpkg-deb dpkg-shlibdeps sha256sum tar gzip; do

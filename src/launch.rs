@@ -10,6 +10,8 @@
 //! argument alone, and their flags are parsed by [`crate::install::cli`]. No arguments at all is
 //! a person too (someone who downloaded the binary and ran it): [`crate::install::welcome`].
 
+use crate::install::manifest::{FIREFOX_ID_RULE, MAX_ADDON_ID_BYTES, is_firefox_extension_id};
+
 /// What to do.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Launch {
@@ -30,10 +32,6 @@ pub enum Launch {
     /// The arguments make no sense; the text says why.
     Invalid(String),
 }
-
-/// The longest Firefox add-on id accepted (addons.mozilla.org allows 255 characters); a longer one
-/// would not fit LMDB's 511-byte keys once the origin, session and storage key are put together.
-const MAX_ADDON_ID_BYTES: usize = 255;
 
 /// The scheme Chromium-based browsers use for extension origins.
 const CHROME_SCHEME: &str = "chrome-extension://";
@@ -101,9 +99,9 @@ pub fn parse(args: &[String]) -> Launch {
         ("-h" | "--help" | "help", _) => Launch::Help,
         ("-V" | "--version", _) => Launch::Version,
         (manifest, Some(addon)) if manifest.ends_with(".json") && !addon.is_empty() && !addon.starts_with('-') => {
-            if !is_addon_id(addon) {
+            if !is_firefox_extension_id(addon) {
                 return Launch::Invalid(format!(
-                    "{:?} is not a Firefox add-on id: one of at most {MAX_ADDON_ID_BYTES} printable ASCII characters, such as cache@example.org or {{8f2c…}}",
+                    "{:?} is not a Firefox add-on id: {FIREFOX_ID_RULE}, at most {MAX_ADDON_ID_BYTES} characters",
                     addon.chars().take(80).collect::<String>()
                 ));
             }
@@ -111,13 +109,6 @@ pub fn parse(args: &[String]) -> Launch {
         }
         _ => Launch::Invalid(format!("unknown arguments: {}", args.join(" "))),
     }
-}
-
-/// Whether `id` can be a Firefox add-on id: an email-like name or a `{GUID}`, so printable ASCII.
-/// Anything else (control characters, U+FFFD from a lossy conversion) is refused rather than stored
-/// under an origin another id might collide with.
-fn is_addon_id(id: &str) -> bool {
-    id.len() <= MAX_ADDON_ID_BYTES && id.bytes().all(|b| b.is_ascii_graphic())
 }
 
 #[cfg(test)]
@@ -141,6 +132,13 @@ mod tests {
             parse_words(&["/home/u/.mozilla/native-messaging-hosts/com.browserx.llm_cache.json", "cache@browserx.dev"]),
             Launch::Host { origin: "moz-extension:cache@browserx.dev".into() }
         );
+        // Every id Firefox's rule allows, the name before `@` optional, starts the host.
+        for addon in ["@addon-example", "{4c2b7a4e-1d5e-4e8f-9a3b-2f1c0d9e8b7a}", "a.b-c_d@x.y"] {
+            assert_eq!(
+                parse_words(&["/usr/lib/mozilla/native-messaging-hosts/com.browserx.llm_cache.json", addon]),
+                Launch::Host { origin: format!("moz-extension:{addon}") }
+            );
+        }
     }
 
     #[test]
@@ -163,6 +161,8 @@ mod tests {
             &["m.json", "a\u{fffd}@x"],
             &["m.json", "a\nb@x"],
             &["m.json", "a b@x"],
+            &["m.json", "{not-a-guid}"],
+            &["m.json", "name@"],
         ] {
             assert!(matches!(parse_words(bad), Launch::Invalid(_)), "{bad:?}");
         }

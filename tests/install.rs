@@ -405,7 +405,7 @@ fn install_sh_checks_options_before_building() {
         (&["--extension-id", "--system"], "--extension-id needs a value"),
         (&["--extension-id", "not-an-id"], "a Chrome extension id is 32 letters from a to p"),
         (&["--browser", "safari"], "the browsers are chrome, chromium, edge, brave, vivaldi and firefox"),
-        (&["--firefox-extension-id", "plain"], "a Firefox add-on id looks like name@domain or {GUID}"),
+        (&["--firefox-extension-id", "plain"], "a Firefox add-on id is a {GUID}"),
         (&["--user-data-dir"], "--user-data-dir needs a value"),
         (&["--frobnicate"], "unknown option --frobnicate"),
     ] {

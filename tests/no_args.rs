@@ -100,6 +100,21 @@ fn in_a_terminal_yes_and_an_id_install() {
     assert_ok(&machine.run(&["doctor", "--extension-id", id, "--policy-root", root.to_str().unwrap()]), "doctor");
 }
 
+/// Firefox's whole rule at the prompt: an id without a name before `@` is taken, after one Firefox
+/// would refuse is explained and asked again, and install allows it.
+#[test]
+fn in_a_terminal_a_firefox_id_without_a_name_installs() {
+    let machine = Machine::new();
+    let typed = "y\n\n{not-a-guid}\n@name\n";
+    let (code, shown) = in_terminal(&machine, &quoted(common::binary()), typed);
+    assert_eq!(code, 0, "{shown}");
+    let question = shown.lines().find(|line| line.starts_with("Install it now for ")).unwrap();
+    assert!(question.contains("firefox"), "Firefox is on this machine, so its add-on id is asked for: {shown}");
+    assert!(shown.contains("\"{not-a-guid}\" is not an id like llm-cache-demo@browserx.dev; try again"), "{shown}");
+    assert!(shown.contains("OK   install record: "), "install's own report: {shown}");
+    assert_eq!(read_json(&machine.firefox_manifest())["allowed_extensions"], json!(["@name"]));
+}
+
 /// Runs the shell command `line` in a pseudo-terminal (util-linux `script`) in the machine's
 /// environment, typing `typed` into it; returns the exit code and what the terminal showed, with the
 /// terminal's line ends made plain and the typed echo included.

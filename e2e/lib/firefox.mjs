@@ -29,11 +29,12 @@ export function requireFirefox() {
 /**
  * The demo packaged for Firefox in `dir`: the built demo with manifest.firefox.json as its manifest, plus the
  * harness's page (which loads background.js as a module, so it defines the same global) and a background
- * script that opens it.
+ * script that opens it; its add-on id is the demo's unless `addonId` says otherwise.
  */
-export function firefoxExtension(dir) {
+export function firefoxExtension(dir, addonId = FIREFOX_ADDON_ID) {
   fs.cpSync(DEMO_EXTENSION_DIR, dir, { recursive: true });
   const manifest = JSON.parse(fs.readFileSync(path.join(dir, "manifest.firefox.json"), "utf8"));
+  manifest.browser_specific_settings.gecko.id = addonId;
   manifest.background.scripts.push("e2e-open-page.js");
   fs.writeFileSync(path.join(dir, "manifest.json"), JSON.stringify(manifest, null, 2));
   fs.writeFileSync(path.join(dir, PAGE), '<!doctype html><meta charset="utf-8"><script type="module" src="background.js"></script>\n');
@@ -109,16 +110,17 @@ async function startFirefox(sandbox, profile) {
 }
 
 /**
- * Launches headless Firefox ESR on a fresh profile in the sandbox, installs the demo add-on and waits for its
+ * Launches headless Firefox ESR on a fresh profile in the sandbox, installs the demo add-on (with the id
+ * `addonId`, the demo's by default) and waits for its
  * page to load (its module has then run and defined `globalThis[globalName]`). Firefox, and every native host
  * it starts, gets `sandbox.env`. The result has the Chromium harness's shape: `run(fn, arg)` and `close()`.
  */
-export async function launchFirefoxWithExtension(sandbox, { globalName }) {
+export async function launchFirefoxWithExtension(sandbox, { globalName, addonId = FIREFOX_ADDON_ID }) {
   const profile = path.join(sandbox.root, "firefox-profile");
   fs.mkdirSync(profile, { recursive: true });
-  const uuids = JSON.stringify({ [FIREFOX_ADDON_ID]: ADDON_UUID });
+  const uuids = JSON.stringify({ [addonId]: ADDON_UUID });
   fs.writeFileSync(path.join(profile, "user.js"), `user_pref("extensions.webextensions.uuids", ${JSON.stringify(uuids)});\n`);
-  const extension = firefoxExtension(path.join(sandbox.root, "firefox-addon"));
+  const extension = firefoxExtension(path.join(sandbox.root, "firefox-addon"), addonId);
 
   const { firefox, address } = await startFirefox(sandbox, profile);
   const exited = new Promise((resolve) => firefox.on("exit", resolve));

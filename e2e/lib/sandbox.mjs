@@ -88,11 +88,11 @@ export function installHost(sandbox, { extensionId = EXTENSION_ID } = {}) {
 
 /**
  * Runs the real installer for Firefox with the sandbox's HOME (Firefox looks in ~/.mozilla/native-messaging-hosts),
- * allowing the demo add-on by default, and returns the manifest it wrote.
+ * allowing `addonIds` (the demo add-on when none is given), and returns the manifest it wrote.
  */
-export function installHostForFirefox(sandbox) {
+export function installHostForFirefox(sandbox, addonIds = []) {
   const file = path.join(sandbox.home, ".mozilla", "native-messaging-hosts", `${HOST_NAME}.json`);
-  return runInstaller(sandbox, ["install", "--browser", "firefox"], file);
+  return runInstaller(sandbox, ["install", "--browser", "firefox", ...addonIds.flatMap((id) => ["--firefox-extension-id", id])], file);
 }
 
 /** Runs `llm-cache-host <args>` with the sandbox's environment and reads the manifest it must have written to `file`. */

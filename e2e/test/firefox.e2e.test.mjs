@@ -72,3 +72,33 @@ describe("the demo add-on in Firefox, host installed for Firefox", { skip: SKIP,
     assert.match(text, new RegExp(`host started origin=moz-extension:${FIREFOX_ADDON_ID.replace(".", "\\.")}`), "the host's origin is Firefox's add-on id");
   });
 });
+
+// Firefox's rule makes the name before `@` optional (`@addon-example` is MDN's own example): an add-on with such
+// an id is installed for by the installer, started by Firefox, and served.
+describe("an add-on whose id has no name before its @, host installed for it", { skip: SKIP, timeout: 90_000 }, () => {
+  const addonId = "@llm-cache-e2e";
+  const s = {};
+  const sessionId = `conv_e2e-firefox-at-${crypto.randomBytes(4).toString("hex")}`;
+  before(async () => {
+    requireHostAndChromium();
+    requireFirefox();
+    checkDemoExtension();
+    s.sandbox = createSandbox("firefox-at");
+    s.install = installHostForFirefox(s.sandbox, [addonId]);
+    s.browser = await launchFirefoxWithExtension(s.sandbox, { globalName: DEMO_GLOBAL, addonId });
+  });
+  after(async () => {
+    await s.browser?.close();
+    await s.sandbox?.cleanup();
+  });
+
+  it("writes and lists through the host Firefox started for it", async () => {
+    assert.deepEqual(s.install.manifest.allowed_extensions, [addonId]);
+    const agent = new DemoAgent(s.browser, sessionId);
+    const outcome = await agent.write({ subject: "at" }, "An item of an add-on named @llm-cache-e2e");
+    assert.equal(outcome.resolved, true, outcome.error);
+    const [key] = keysIn(outcome.text, sessionId);
+    assert.deepEqual(keysIn((await agent.list(10)).text, sessionId), [key]);
+    assert.match(hostLogs(s.sandbox), /host started origin=moz-extension:@llm-cache-e2e/, "the host served the add-on's own id");
+  });
+});

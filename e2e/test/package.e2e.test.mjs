@@ -20,9 +20,10 @@ import { createSandbox, hostManifestPath } from "../lib/sandbox.mjs";
 
 const PACKAGE = "llm-cache-host";
 const PACKAGED_BINARY = "/usr/bin/llm-cache-host";
-/** A second extension and add-on the release command is told to allow, beside the demo's. */
+/** A second extension the release command is told to allow, beside the demo's. */
 const OTHER_EXTENSION_ID = "abcdefghijklmnopabcdefghijklmnop";
-const FIREFOX_IDS = ["llm-cache-demo@browserx.dev", "other-addon@example.org"];
+/** The demo's add-on, another, and one whose id has no name before its `@`, as Firefox allows. */
+const FIREFOX_IDS = ["llm-cache-demo@browserx.dev", "other-addon@example.org", "@addon-example"];
 /** Where each browser looks for hosts registered for every user, and the manifest shape it reads. */
 const SYSTEM_MANIFESTS = [
   ["chrome", "/etc/opt/chrome/native-messaging-hosts"],

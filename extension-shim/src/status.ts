@@ -10,6 +10,7 @@
 
 import type { BackendKind } from "./backend.js";
 import { ProtocolVersionError, RequestTimeoutError } from "./errors.js";
+import { browserOf, sourceInstallCommand } from "./install-command.js";
 import { NATIVE_HOST_NAME } from "./protocol.js";
 
 export interface CacheStatus {
@@ -45,12 +46,18 @@ export const IN_BROWSER_CHOSEN =
 
 /**
  * Why the host isn't used, from the error its handshake failed with, with what to do next. `extensionId` is
- * the extension's id (chrome.runtime.id by default), which the install command needs.
+ * the extension's id (chrome.runtime.id by default), which the install command needs with its browser's flag
+ * (an add-on id in Firefox, whose shape says so); `os` is the OS the command is typed on
+ * (`chrome.runtime.getPlatformInfo().os`'s names; by default the one `navigator.platform` names), whose shell
+ * the id is quoted for.
  */
-export function hostProblemText(error: unknown, extensionId = currentExtensionId()): string {
+export function hostProblemText(error: unknown, extensionId = currentExtensionId(), os = currentOs()): string {
   const message = error instanceof Error ? error.message : String(error);
   const id = extensionId ?? "<this extension's id>";
-  const install = `./install.sh --extension-id ${id}`;
+  const firefox = extensionId !== undefined && browserOf(extensionId) === "firefox";
+  const install = extensionId === undefined ? `./install.sh --extension-id ${id}` : sourceInstallCommand(extensionId, os);
+  // Firefox's manifests list add-on ids, Chrome's extension origins.
+  const [allowList, allowed] = firefox ? ["allowed_extensions", id] : ["allowed_origins", `chrome-extension://${id}/`];
   if (error instanceof ProtocolVersionError) {
     const hostVersion = error.actual;
     const older = typeof hostVersion === "number" && hostVersion < Number(error.expected);
@@ -62,14 +69,17 @@ export function hostProblemText(error: unknown, extensionId = currentExtensionId
   }
   if (includesAny(message, BROWSER_TEXTS.notFound)) {
     return (
-      `the native host is not installed: the browser found no manifest for ${NATIVE_HOST_NAME}, or the binary it names is missing. ` +
+      // Firefox says "not found" too when a manifest is there but doesn't allow the add-on.
+      `the native host is not installed: the browser found no manifest for ${NATIVE_HOST_NAME}` +
+      (firefox ? ` whose ${allowList} lists ${allowed}` : "") +
+      ", or the binary it names is missing. " +
       `Install it from llm-cache-host's source with ${install}; \`llm-cache-host doctor\` then checks each step`
     );
   }
   if (includesAny(message, BROWSER_TEXTS.forbidden)) {
     return (
-      `the native host is installed but not allowed for this extension's id (${id}): its manifest's allowed_origins ` +
-      `doesn't list chrome-extension://${id}/. Install it again with ${install}`
+      `the native host is installed but not allowed for this extension's id (${id}): its manifest's ${allowList} doesn't list ${allowed}. ` +
+      `Install it again with ${install}`
     );
   }
   if (includesAny(message, BROWSER_TEXTS.crashed)) {
@@ -99,4 +109,18 @@ function quoted(message: string): string {
 
 function currentExtensionId(): string | undefined {
   return typeof chrome === "undefined" ? undefined : chrome.runtime?.id;
+}
+
+/**
+ * The OS as `chrome.runtime.getPlatformInfo().os` names it, from `navigator.platform` ("Win32", "MacIntel",
+ * "Linux x86_64"), which pages and workers read at once in both browsers.
+ */
+export function osOfPlatform(platform: string | undefined): string {
+  if (platform?.startsWith("Win")) return "win";
+  if (platform?.startsWith("Mac")) return "mac";
+  return "linux";
+}
+
+function currentOs(): string {
+  return osOfPlatform(typeof navigator === "undefined" ? undefined : navigator.platform);
 }

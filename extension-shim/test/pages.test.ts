@@ -33,12 +33,15 @@ describe("install steps", () => {
 
   it("on macOS and Windows: the binary's install for this id", () => {
     assert.deepEqual(commands("mac"), [`./llm-cache-host install --extension-id ${id}`, `./install.sh --extension-id ${id}`]);
-    assert.deepEqual(commands("win"), [`.\\llm-cache-host.exe install --extension-id ${id}`]);
+    assert.deepEqual(commands("win"), [
+      `.\\llm-cache-host.exe install --extension-id ${id}`,
+      `cargo build --release; if ($?) { .\\target\\release\\llm-cache-host.exe install --extension-id ${id} }`,
+    ]);
   });
 
   it("in Firefox, with the add-on id's own flag", () => {
     assert.deepEqual(installWays("linux", "addon@example.org", "firefox")[1]?.steps[0]?.command,
-      `tar xzf llm-cache-host-${HOST_RELEASE}-x86_64-linux.tar.gz && cd llm-cache-host-${HOST_RELEASE}-x86_64-linux && ./llm-cache-host install --firefox-extension-id addon@example.org`);
+      `tar xzf llm-cache-host-${HOST_RELEASE}-x86_64-linux.tar.gz && cd llm-cache-host-${HOST_RELEASE}-x86_64-linux && ./llm-cache-host install --firefox-extension-id 'addon@example.org'`);
   });
 
   it("none where browsers can't start native hosts", () => {

@@ -15,7 +15,8 @@ use super::browsers::{Browser, Platform, Scope};
 use super::doctor::{DoctorOptions, doctor};
 use super::install::install;
 use super::manifest::{
-    DEFAULT_EXTENSION_ID, DEFAULT_FIREFOX_EXTENSION_ID, HostManifest, is_chrome_extension_id, is_firefox_extension_id,
+    DEFAULT_EXTENSION_ID, DEFAULT_FIREFOX_EXTENSION_ID, FIREFOX_ID_RULE, HostManifest, is_chrome_extension_id,
+    is_firefox_extension_id,
 };
 use super::uninstall::uninstall;
 use super::{Selection, say};
@@ -65,7 +66,8 @@ enum SetupCommand {
         #[arg(long = "extension-id", value_name = "ID", default_value = DEFAULT_EXTENSION_ID, value_parser = chrome_id)]
         extension_ids: Vec<String>,
         /// A Firefox add-on id to allow in allowed_extensions (repeatable).
-        #[arg(long = "firefox-extension-id", value_name = "ID", default_value = DEFAULT_FIREFOX_EXTENSION_ID, value_parser = firefox_id)]
+        // A Firefox id may start with `-` (`-x@y` is one), so the word after the flag is always its value.
+        #[arg(long = "firefox-extension-id", value_name = "ID", default_value = DEFAULT_FIREFOX_EXTENSION_ID, value_parser = firefox_id, allow_hyphen_values = true)]
         firefox_extension_ids: Vec<String>,
     },
     /// Remove exactly what `install` wrote (its record lists it); cached data stays unless --purge.
@@ -192,7 +194,8 @@ struct Flags {
     #[arg(long = "extension-id", value_name = "ID", default_value = DEFAULT_EXTENSION_ID, value_parser = chrome_id)]
     extension_ids: Vec<String>,
     /// A Firefox add-on id to allow in allowed_extensions (repeatable).
-    #[arg(long = "firefox-extension-id", value_name = "ID", default_value = DEFAULT_FIREFOX_EXTENSION_ID, value_parser = firefox_id)]
+    // A Firefox id may start with `-` (`-x@y` is one), so the word after the flag is always its value.
+    #[arg(long = "firefox-extension-id", value_name = "ID", default_value = DEFAULT_FIREFOX_EXTENSION_ID, value_parser = firefox_id, allow_hyphen_values = true)]
     firefox_extension_ids: Vec<String>,
     /// For every user: system folders (HKLM on Windows); needs root or an administrator.
     #[arg(long)]
@@ -224,11 +227,7 @@ fn chrome_id(id: &str) -> Result<String, String> {
 }
 
 fn firefox_id(id: &str) -> Result<String, String> {
-    if is_firefox_extension_id(id) {
-        Ok(id.to_owned())
-    } else {
-        Err("a Firefox add-on id looks like name@domain or {GUID}".into())
-    }
+    if is_firefox_extension_id(id) { Ok(id.to_owned()) } else { Err(FIREFOX_ID_RULE.into()) }
 }
 
 fn absolute_path(path: &str) -> Result<PathBuf, String> {

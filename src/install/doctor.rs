@@ -438,8 +438,10 @@ fn check_target(target: &Target, selection: &Selection, os: Os, report: &mut Rep
                     if ids.contains(&id.as_str()) {
                         Ok(format!("{id} is in allowed_extensions"))
                     } else {
+                        // Quoted, so that the command works as shown in PowerShell too ({GUID} and @name
+                        // mean something there); a Firefox id never holds a quote.
                         Err(format!(
-                            "{id} is not in allowed_extensions: run `{} --firefox-extension-id {id}`",
+                            "{id} is not in allowed_extensions: run `{} --firefox-extension-id '{id}'`",
                             install_hint(target)
                         ))
                     },

@@ -89,14 +89,40 @@ pub fn is_chrome_extension_id(id: &str) -> bool {
     id.len() == 32 && id.bytes().all(|b| (b'a'..=b'p').contains(&b))
 }
 
-/// Whether `id` can be a Firefox add-on id: an email-like `name@domain` or a `{GUID}`, as
-/// Firefox's own validation accepts.
+/// The longest Firefox add-on id accepted. Firefox itself sets no limit; addons.mozilla.org signs
+/// ids of at most 80 characters and stores at most 255. A longer one would not fit LMDB's 511-byte
+/// keys once the origin, session and storage key are put together.
+pub const MAX_ADDON_ID_BYTES: usize = 255;
+
+/// Firefox's rule for add-on ids, in words, for the errors that refuse one.
+pub const FIREFOX_ID_RULE: &str = "a Firefox add-on id is a {GUID} (8-4-4-4-12 hex digits in braces) or name@domain, \
+    where the name may be empty (@name) and both parts use only letters, digits, '-', '.' and '_'";
+
+/// Whether `id` is a Firefox add-on id, by Firefox's own rule (the add-on manager's `gIDTest`,
+/// `^(\{[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\}|[a-z0-9-\._]*\@[a-z0-9-\._]+)$`,
+/// case-insensitive): a braced GUID, or `name@domain` where the name may be empty (`@addon-example`
+/// is MDN's own example). Firefox installs no add-on with another id, so no other could ever connect;
+/// the length is bounded by [`MAX_ADDON_ID_BYTES`].
 pub fn is_firefox_extension_id(id: &str) -> bool {
-    let allowed = |b: u8| b.is_ascii_alphanumeric() || b"-._@{}+".contains(&b);
-    let guid = id.starts_with('{') && id.ends_with('}') && id.len() > 2;
-    let email = id.matches('@').count() == 1
-        && id.split_once('@').is_some_and(|(user, domain)| !user.is_empty() && !domain.is_empty());
-    id.len() <= 255 && id.bytes().all(allowed) && (guid || email)
+    id.len() <= MAX_ADDON_ID_BYTES && (is_braced_guid(id) || is_email_like(id))
+}
+
+/// `{xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx}` in hex digits of either case.
+fn is_braced_guid(id: &str) -> bool {
+    let Some(inner) = id.strip_prefix('{').and_then(|rest| rest.strip_suffix('}')) else { return false };
+    let groups: Vec<&str> = inner.split('-').collect();
+    groups.len() == 5
+        && groups
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(group, len)| group.len() == len && group.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// `name@domain`: one `@`, something after it, and only letters, digits, `-`, `.` and `_` around it.
+fn is_email_like(id: &str) -> bool {
+    let allowed = |b: u8| b.is_ascii_alphanumeric() || b"-._".contains(&b);
+    id.split_once('@')
+        .is_some_and(|(name, domain)| !domain.is_empty() && name.bytes().all(allowed) && domain.bytes().all(allowed))
 }
 
 #[cfg(test)]
@@ -159,10 +185,50 @@ mod tests {
         for bad in ["", "pahabgfbcdcnaidcniaebibdihehiphq", "PAHABGFBCDCNAIDCNIAEBIBDIHEHIPHN", "abc"] {
             assert!(!is_chrome_extension_id(bad), "{bad}");
         }
-        for good in [DEFAULT_FIREFOX_EXTENSION_ID, "{4c2b7a4e-1d5e-4e8f-9a3b-2f1c0d9e8b7a}", "x@y"] {
+    }
+
+    #[test]
+    fn firefox_ids_follow_firefoxs_rule() {
+        for good in [
+            DEFAULT_FIREFOX_EXTENSION_ID,
+            "@addon-example",
+            "@name",
+            "a.b-c_d@x.y",
+            "x@y",
+            "-x@y",
+            "{4c2b7a4e-1d5e-4e8f-9a3b-2f1c0d9e8b7a}",
+            "{FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF}",
+            &format!("@{}", "a".repeat(MAX_ADDON_ID_BYTES - 1)),
+        ] {
             assert!(is_firefox_extension_id(good), "{good}");
         }
-        for bad in ["", "plain", "a b@c", "a@", "a@b@c", "{}", "a/b@c"] {
+        for bad in [
+            "",
+            "@",
+            "name@",
+            "plain",
+            "{not-a-guid}",
+            "{}",
+            "{4c2b7a4e-1d5e-4e8f-9a3b-2f1c0d9e8b7}",
+            "{4c2b7a4e-1d5e-4e8f-9a3b-2f1c0d9e8b7g}",
+            "4c2b7a4e-1d5e-4e8f-9a3b-2f1c0d9e8b7a",
+            "{x@y}",
+            "a b@c",
+            "a@b c",
+            " @name",
+            "\"@name\"",
+            "'@name'",
+            "$x@y",
+            "`x`@y",
+            "a;b@c",
+            "a@b;c",
+            "a@b@c",
+            "a+b@c",
+            "a/b@c",
+            "a@b\n",
+            "é@x",
+            &format!("@{}", "a".repeat(MAX_ADDON_ID_BYTES)),
+        ] {
             assert!(!is_firefox_extension_id(bad), "{bad}");
         }
     }

@@ -223,6 +223,15 @@ mod tests {
         );
         let (choice, said) = exchange("chromium and firefox", true, &format!("yes\nnot an id\n{id}\nme@example.org\n"));
         assert_eq!(choice, install(&["install", "--extension-id", id, "--firefox-extension-id", "me@example.org"]));
+        // Firefox's whole rule: the name before `@` is optional, and a GUID is braced.
+        for addon in ["@addon-example", "{4c2b7a4e-1d5e-4e8f-9a3b-2f1c0d9e8b7a}"] {
+            let (choice, said) = exchange("firefox", true, &format!("y\n\n{{not-a-guid}}\nname@\n{addon}\n"));
+            let expected =
+                install(&["install", "--extension-id", DEFAULT_EXTENSION_ID, "--firefox-extension-id", addon]);
+            assert_eq!(choice, expected, "{said}");
+            assert!(said.contains("\"{not-a-guid}\" is not an id like llm-cache-demo@browserx.dev"), "{said}");
+            assert!(said.contains("\"name@\" is not an id like"), "{said}");
+        }
         assert!(said.contains("\"not an id\" is not an id like pahabgfbcdcnaidcniaebibdihehiphn; try again"), "{said}");
         assert!(said.contains("Firefox add-on's id"), "{said}");
         assert_eq!(

@@ -1,8 +1,13 @@
 /**
- * What the install page tells a person to run, per OS, with this extension's id filled in. Pure: the page
- * (install.ts) asks the browser for the OS and the id and renders these steps as text; the tests check the
- * commands themselves.
+ * What the install page tells a person to run, per OS, with this extension's id filled in: with its browser's
+ * flag, and quoted for the OS's shell (install-command.ts). Pure: the page (install.ts) asks the browser for the
+ * OS and the id and renders these steps as text; the tests check the commands themselves, and run the POSIX
+ * ones.
  */
+
+import { browserOf, idArguments, sourceInstallCommand, type BrowserFamily } from "../install-command.js";
+
+export type { BrowserFamily } from "../install-command.js";
 
 /**
  * The host release this shim goes with, whose package names the steps give. The shim and the host are
@@ -12,9 +17,6 @@ export const HOST_RELEASE = "0.1.0";
 
 /** `chrome.runtime.getPlatformInfo().os`: the OSes the browsers report. */
 export type PlatformOs = "linux" | "mac" | "win" | "android" | "cros" | "openbsd" | "fuchsia";
-
-/** Chrome and the browsers built on Chromium take an extension id; Firefox an add-on id, with another flag. */
-export type BrowserFamily = "chromium" | "firefox";
 
 /** One thing to do: words, and the command to type when there is one. */
 export interface InstallStep {
@@ -35,16 +37,23 @@ export const RELEASES_HINT = "from the llm-cache-host release";
  * The ways to install the host on `os` for the extension `extensionId`, most usual first. Empty on an OS with
  * no native messaging (ChromeOS, Android): the extension then keeps its cache in the browser.
  */
-export function installWays(os: string, extensionId: string, browser: BrowserFamily = "chromium", version = HOST_RELEASE): InstallWay[] {
-  const flag = browser === "firefox" ? "--firefox-extension-id" : "--extension-id";
-  const register = (binary: string) => `${binary} install ${flag} ${extensionId}`;
+export function installWays(
+  os: string,
+  extensionId: string,
+  browser: BrowserFamily = browserOf(extensionId),
+  version = HOST_RELEASE,
+): InstallWay[] {
+  const register = (binary: string) => `${binary} install ${idArguments(extensionId, os, browser)}`;
   const deb = `llm-cache-host_${version}_amd64.deb`;
   const tarballFolder = `llm-cache-host-${version}-x86_64-linux`;
   const tarball = `${tarballFolder}.tar.gz`;
   const fromSource: InstallWay = {
     title: "From source (needs Rust)",
     steps: [
-      { text: "In a checkout of llm-cache-host, build the release binary and install it for this extension:", command: `./install.sh ${flag} ${extensionId}` },
+      {
+        text: `In a checkout of llm-cache-host, build the release binary and install it for this extension${os === "win" ? ", in PowerShell" : ""}:`,
+        command: sourceInstallCommand(extensionId, os, browser),
+      },
     ],
   };
   switch (os) {
@@ -83,9 +92,10 @@ export function installWays(os: string, extensionId: string, browser: BrowserFam
         {
           title: "Windows",
           steps: [
-            { text: `Download llm-cache-host.exe ${RELEASES_HINT} (or build it: cargo build --release), then in its folder, in PowerShell:`, command: register(".\\llm-cache-host.exe") },
+            { text: `Download llm-cache-host.exe ${RELEASES_HINT}, then in its folder, in PowerShell:`, command: register(".\\llm-cache-host.exe") },
           ],
         },
+        fromSource,
       ];
     default:
       return [];

@@ -11,6 +11,7 @@
 import { createLlmCache, type LlmCache } from "../llm-cache.js";
 import type { CacheStatus } from "../status.js";
 import { button, el, errorLine, localTime, show } from "./dom.js";
+import { browserOf } from "../install-command.js";
 import { installWays, osName, type BrowserFamily, type InstallWay } from "./install-steps.js";
 
 export interface InstallPageOptions {
@@ -36,7 +37,7 @@ export async function mountInstallPage(root: HTMLElement, options: InstallPageOp
   const environment: Environment = {
     extensionId: chrome.runtime.id,
     os: (await chrome.runtime.getPlatformInfo()).os,
-    browser: location.protocol === "moz-extension:" ? "firefox" : "chromium",
+    browser: browserOf(chrome.runtime.id),
   };
 
   const statusBox = el("section", { id: "status", class: "status", "aria-live": "polite" }, el("p", {}, "Checking…"));
