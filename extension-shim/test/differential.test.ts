@@ -1,7 +1,8 @@
 /**
  * IdbHost against the real host, request by request: seeded random sequences of request texts (every op, valid and
  * invalid; odd JSON, odd ids, duplicate and unknown fields, wrong types, keys of other sessions, cursors real and
- * forged, data from a few bytes to a few megabytes, a session filled to its quota, a request over the frame limit)
+ * forged, data from a few bytes to a few megabytes, a session filled to its quota, a store filled to a small store-wide
+ * quota, a request over the frame limit)
  * go to the host binary in raw frames and to an IdbHost on fake-indexeddb, and every reply must be the same text.
  *
  * Both are made to agree on what is theirs to choose. IdbHost's clock shows the timestamp of the host's last
@@ -17,6 +18,8 @@
 import "fake-indexeddb/auto";
 import assert from "node:assert/strict";
 import { it } from "node:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { IDBFactory } from "fake-indexeddb";
 import { IdbHost } from "../src/backends/indexeddb/host.js";
@@ -29,6 +32,9 @@ const SEED = Number(process.env.IDB_DIFF_SEED ?? 20_261_123);
 /** Sequences, each on a fresh store on both sides, and requests in each. */
 const SEQUENCES = 8;
 const REQUESTS = 260;
+/** The sequence whose store has a small store-wide quota on both sides (its owner's choice, PROTOCOL.md 5.7), and that quota. */
+const SMALL_STORE_SEQUENCE = 1;
+const SMALL_STORE_QUOTA = 3000;
 
 const SESSIONS = ["conv_d1", "conv_d2", "conv_D-3"];
 const TASKS = ["task0001", "task0002", "abcdefgh"];
@@ -310,6 +316,9 @@ function normalised(reply: string): string {
 async function runSequence(sequence: number): Promise<{ compared: number; ok: number; bigRequests: number; pagedSessions: number }> {
   const rng = new Rng(SEED + sequence * 7919);
   const dir = tempDir();
+  const storeQuotaBytes = sequence === SMALL_STORE_SEQUENCE ? SMALL_STORE_QUOTA : undefined;
+  // The host reads its store quota from the data directory's settings file, as `install --store-quota` writes it.
+  if (storeQuotaBytes !== undefined) writeFileSync(join(dir.path, "config.json"), JSON.stringify({ storeQuotaBytes }));
   const host = new RawHost(dir.path);
   // IdbHost's clock and random source follow the host's: see the module's comment.
   let clock = Date.now();
@@ -317,6 +326,7 @@ async function runSequence(sequence: number): Promise<{ compared: number; ok: nu
   const fallback = new Rng(SEED ^ 0x5eed);
   const idb = new IdbHost({
     indexedDB: new IDBFactory(),
+    storeQuotaBytes,
     now: () => clock,
     random: (bytes) => {
       const wanted = draws.shift();
@@ -324,7 +334,7 @@ async function runSequence(sequence: number): Promise<{ compared: number; ok: nu
     },
   });
   const known: Known = { keys: new Map(), listCursors: new Map(), searchCursors: new Map(), sessionsCursor: undefined };
-  let [compared, ok, bigRequests, pagedSessions] = [0, 0, 0, 0];
+  let [compared, ok, bigRequests, pagedSessions, storeFull] = [0, 0, 0, 0, 0];
   try {
     await idb.maintain();
     // The last sequence fills a session to its quota and sends a request over the frame limit.
@@ -354,6 +364,7 @@ async function runSequence(sequence: number): Promise<{ compared: number; ok: nu
         assert.fail(`sequence ${sequence} (seed ${SEED}), request ${n}:\n  request: ${cut(text)}\n  host:    ${cut(expected)}\n  idb:     ${cut(actual)}`);
       }
       if (expected.includes('"ok":true')) ok++;
+      if (expected.includes("store-wide limit")) storeFull++;
       // A `sessions` page that lists sessions and leads on to another.
       if (/"sessions":\[\{.*"nextCursor":"/.test(expected)) pagedSessions++;
       learn(text, result, known);
@@ -363,6 +374,7 @@ async function runSequence(sequence: number): Promise<{ compared: number; ok: nu
     await host.close();
     dir.remove();
   }
+  if (storeQuotaBytes !== undefined) assert.ok(storeFull > 0, `sequence ${sequence} never filled its store of ${storeQuotaBytes} bytes`);
   return { compared, ok, bigRequests, pagedSessions };
 }
 
