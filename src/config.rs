@@ -123,7 +123,8 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         ("gib", 1 << 30),
         ("tib", 1 << 40),
     ];
-    let wanted = || format!("`{text}` is not a size: write bytes (500000000) or a number and a unit (500MB, 4GB, 2GiB)");
+    let wanted =
+        || format!("`{text}` is not a size: write bytes (500000000) or a number and a unit (500MB, 4GB, 2GiB)");
     let lower = text.trim().to_ascii_lowercase();
     let digits = lower.find(|c: char| !c.is_ascii_digit()).unwrap_or(lower.len());
     let (number, unit) = lower.split_at(digits);
@@ -143,11 +144,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 /// `sessions`.
 pub fn store_use(used: u64, quota: u64) -> (String, bool) {
     let percent = u128::from(used) * 100 / u128::from(quota.max(1));
-    let phrase = format!(
-        "{} of the store-wide quota of {} used ({percent}%)",
-        human_size(used),
-        human_size(quota)
-    );
+    let phrase = format!("{} of the store-wide quota of {} used ({percent}%)", human_size(used), human_size(quota));
     (phrase, percent >= u128::from(STORE_NEARLY_FULL_PERCENT))
 }
 
@@ -193,7 +190,10 @@ mod tests {
 
     #[test]
     fn store_use_reads_plainly() {
-        assert_eq!(store_use(0, DEFAULT_STORE_QUOTA_BYTES), ("0 B of the store-wide quota of 2.0 GiB used (0%)".into(), false));
+        assert_eq!(
+            store_use(0, DEFAULT_STORE_QUOTA_BYTES),
+            ("0 B of the store-wide quota of 2.0 GiB used (0%)".into(), false)
+        );
         assert_eq!(store_use(3 << 19, 4 << 20).0, "1.5 MiB of the store-wide quota of 4.0 MiB used (37%)");
         assert!(store_use(90, 100).1 && !store_use(89, 100).1 && store_use(200, 100).1);
         assert_eq!(human_size(u64::MAX), "16777216.0 TiB");

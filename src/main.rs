@@ -13,8 +13,8 @@ use std::sync::Arc;
 use llm_cache_host::clock::SystemClock;
 use llm_cache_host::cmd::Context;
 use llm_cache_host::launch::{self, Launch, USAGE};
-use llm_cache_host::store::Store;
 use llm_cache_host::limits::DEFAULT_STORE_QUOTA_BYTES;
+use llm_cache_host::store::Store;
 use llm_cache_host::{config, error::CacheError, host, install, logging, paths};
 
 fn main() -> ExitCode {

@@ -338,7 +338,8 @@ impl Store {
 
     /// Whether the store keeps its running total already (see [`STORE_TOTAL`]).
     fn store_total_kept(&self, txn: &ReadTxn<'_>) -> bool {
-        self.store_total_kept.load(Ordering::Relaxed) || self.dbs.counters.get(txn, STORE_TOTAL).ok().flatten().is_some()
+        self.store_total_kept.load(Ordering::Relaxed)
+            || self.dbs.counters.get(txn, STORE_TOTAL).ok().flatten().is_some()
     }
 
     /// Gives a store written before hosts kept its running total one, in the write transaction `txn`,

@@ -128,7 +128,9 @@ pub fn check(store: &Store) -> Result<Report, CacheError> {
         if let Some(kept) = dbs.counters.get(txn, STORE_TOTAL)?
             && kept != sum
         {
-            report.problems.push(format!("the store's running total says {kept} bytes, its sessions' totals add up to {sum}"));
+            report
+                .problems
+                .push(format!("the store's running total says {kept} bytes, its sessions' totals add up to {sum}"));
         }
         Ok(report)
     })

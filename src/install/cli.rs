@@ -384,12 +384,11 @@ mod tests {
             panic!()
         };
         assert_eq!(store_quota, Some(4_000_000_000));
-        for words in [&["install", "--store-quota", "lots"][..], &["install", "--store-quota", "0"], &[
-            "install",
-            "--store-quota",
-            "1GB",
-            "--system",
-        ]] {
+        for words in [
+            &["install", "--store-quota", "lots"][..],
+            &["install", "--store-quota", "0"],
+            &["install", "--store-quota", "1GB", "--system"],
+        ] {
             assert!(parse(words).is_err(), "{words:?}");
         }
         let error = parse(&["install", "--store-quota", "4 parsecs"]).unwrap_err().to_string();
