@@ -505,18 +505,13 @@ pub fn check_quota(total: u64, freed: u64, requested: u64) -> Result<u64, CacheE
     if new_total <= SESSION_QUOTA_BYTES {
         return Ok(new_total);
     }
-    Err(CacheError::new(
-        ErrorCode::QuotaExceededError,
+    Err(quota_exceeded(
         format!(
             "the session holds {current} bytes; {requested} more (data and customMetadata) would pass its quota of {SESSION_QUOTA_BYTES}"
         ),
         "delete items the task no longer needs (list shows their sizes) or store a smaller summary, then try again",
-    )
-    .expected(format!("a session total of at most {SESSION_QUOTA_BYTES} bytes"))
-    .actual(format!("{current} + {requested} = {new_total} bytes"))
-    .detail("current", current)
-    .detail("requested", requested)
-    .detail("limit", SESSION_QUOTA_BYTES))
+        ("session", current, requested, SESSION_QUOTA_BYTES),
+    ))
 }
 
 /// Whether the store may hold `requested` bytes in place of `freed` ones (an item's data and
@@ -527,22 +522,31 @@ pub fn check_quota(total: u64, freed: u64, requested: u64) -> Result<u64, CacheE
 /// `QuotaExceededError` naming the store-wide limit, with the store's total, the request and the limit.
 pub fn check_store_quota(total: u64, freed: u64, requested: u64, limit: u64) -> Result<(), CacheError> {
     let current = total.saturating_sub(freed);
-    let new_total = current.saturating_add(requested);
-    if new_total <= limit || requested <= freed {
+    if current.saturating_add(requested) <= limit || requested <= freed {
         return Ok(());
     }
-    Err(CacheError::new(
-        ErrorCode::QuotaExceededError,
+    Err(quota_exceeded(
         format!(
             "the cache store holds {current} bytes in all its sessions; {requested} more (data and customMetadata) would pass its store-wide limit of {limit}"
         ),
         "end the sessions whose tasks are done (endSession; a person can see every session with `llm-cache-host sessions` and remove one with `llm-cache-host end <session>`), or delete items no longer needed, then try again; the limit itself is raised with `llm-cache-host install --store-quota <size>`",
-    )
-    .expected(format!("a store total of at most {limit} bytes"))
-    .actual(format!("{current} + {requested} = {new_total} bytes"))
-    .detail("current", current)
-    .detail("requested", requested)
-    .detail("limit", limit))
+        ("store", current, requested, limit),
+    ))
+}
+
+/// `QuotaExceededError` with its message and suggestion, and the fields every quota's refusal has:
+/// what the `whose` total may be, and `current + requested` against `limit`.
+fn quota_exceeded(
+    message: String,
+    suggestion: &str,
+    (whose, current, requested, limit): (&str, u64, u64, u64),
+) -> CacheError {
+    CacheError::new(ErrorCode::QuotaExceededError, message, suggestion)
+        .expected(format!("a {whose} total of at most {limit} bytes"))
+        .actual(format!("{current} + {requested} = {} bytes", current.saturating_add(requested)))
+        .detail("current", current)
+        .detail("requested", requested)
+        .detail("limit", limit)
 }
 
 /// A session record's `lastAccessedAt`, for [`Context::touch`].

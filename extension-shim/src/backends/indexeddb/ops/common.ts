@@ -188,16 +188,11 @@ export function checkQuota(total: number, freed: number, requested: number): num
   const current = Math.max(total - freed, 0);
   const newTotal = current + requested;
   if (newTotal <= SESSION_QUOTA_BYTES) return newTotal;
-  throw new HostError(
-    "QuotaExceededError",
+  throw quotaExceeded(
     `the session holds ${current} bytes; ${requested} more (data and customMetadata) would pass its quota of ${SESSION_QUOTA_BYTES}`,
     "delete items the task no longer needs (list shows their sizes) or store a smaller summary, then try again",
-  )
-    .expected(`a session total of at most ${SESSION_QUOTA_BYTES} bytes`)
-    .actual(`${current} + ${requested} = ${newTotal} bytes`)
-    .detail("current", current)
-    .detail("requested", requested)
-    .detail("limit", SESSION_QUOTA_BYTES);
+    ["session", current, requested, SESSION_QUOTA_BYTES],
+  );
 }
 
 /**
@@ -208,15 +203,22 @@ export function checkQuota(total: number, freed: number, requested: number): num
  */
 export function checkStoreQuota(total: number, freed: number, requested: number, limit: number): void {
   const current = Math.max(total - freed, 0);
-  const newTotal = current + requested;
-  if (newTotal <= limit || requested <= freed) return;
-  throw new HostError(
-    "QuotaExceededError",
+  if (current + requested <= limit || requested <= freed) return;
+  throw quotaExceeded(
     `the cache store holds ${current} bytes in all its sessions; ${requested} more (data and customMetadata) would pass its store-wide limit of ${limit}`,
     "end the sessions whose tasks are done (endSession; a person can see every session with `llm-cache-host sessions` and remove one with `llm-cache-host end <session>`), or delete items no longer needed, then try again; the limit itself is raised with `llm-cache-host install --store-quota <size>`",
-  )
-    .expected(`a store total of at most ${limit} bytes`)
-    .actual(`${current} + ${requested} = ${newTotal} bytes`)
+    ["store", current, requested, limit],
+  );
+}
+
+/**
+ * `QuotaExceededError` with its message and suggestion, and the fields every quota's refusal has: what the `whose`
+ * total may be, and `current + requested` against `limit`.
+ */
+function quotaExceeded(message: string, suggestion: string, [whose, current, requested, limit]: [string, number, number, number]): HostError {
+  return new HostError("QuotaExceededError", message, suggestion)
+    .expected(`a ${whose} total of at most ${limit} bytes`)
+    .actual(`${current} + ${requested} = ${current + requested} bytes`)
     .detail("current", current)
     .detail("requested", requested)
     .detail("limit", limit);
