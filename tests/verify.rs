@@ -136,8 +136,8 @@ fn totals_written_before_they_counted_custom_metadata_are_brought_up_to_date() {
     write(&mut host, "conv_old", "turn0002", json!(2), Value::Null);
     write(&mut host, "conv_plain", "turn0001", json!(3), Value::Null);
     host.close();
-    // As a host from before totals counted customMetadata left them: 7 + 1 bytes of data, and no
-    // record that they count customMetadata.
+    // As a host from before totals counted customMetadata left them: 7 + 1 bytes of data, no record
+    // that they count customMetadata, and no running total of the store.
     tamper(dir, |txn, db| {
         let key = session_key(ORIGIN, "conv_old");
         let mut record: Value = serde_json::from_slice(db("sessions").get(txn, &key).unwrap().unwrap()).unwrap();
@@ -145,12 +145,15 @@ fn totals_written_before_they_counted_custom_metadata_are_brought_up_to_date() {
         record["totalSize"] = json!(7 + 1);
         db("sessions").put(txn, &key, &serde_json::to_vec(&record).unwrap()).unwrap();
         assert!(db("counters").delete(txn, b"totals-count-custom-metadata").unwrap());
+        // Such hosts kept no running total of the store either.
+        assert!(db("counters").delete(txn, b"store-total").unwrap());
     });
     // The next host to open the store counts them in, once; verify and the quota then agree.
     let mut host = Session::start(dir, ORIGIN);
     let stats = |host: &mut Session, session: &str| host.ok(json!({"id": 1, "op": "stats", "sessionId": session}));
     assert_eq!(stats(&mut host, "conv_old")["totalSize"], 7 + 1 + 12);
     assert_eq!(stats(&mut host, "conv_plain")["totalSize"], 1);
+    assert_eq!(stats(&mut host, "conv_plain")["storeTotalSize"], 7 + 1 + 12 + 1);
     let deleted = host.ok(json!({"id": 2, "op": "delete", "sessionId": "conv_old", "storageKey": annotated}));
     assert_eq!(deleted["freedBytes"], 7 + 12);
     assert_eq!(stats(&mut host, "conv_old")["totalSize"], 1);
