@@ -1,8 +1,7 @@
 /**
  * IdbHost against the real host, request by request: seeded random sequences of request texts (every op, valid and
  * invalid; odd JSON, odd ids, duplicate and unknown fields, wrong types, keys of other sessions, cursors real and
- * forged, data from a few bytes to a few megabytes, a session filled to its quota, a store filled to a small store-wide
- * quota, a request over the frame limit)
+ * forged, data from a few bytes to a few megabytes, a session filled to its quota, a request over the frame limit)
  * go to the host binary in raw frames and to an IdbHost on fake-indexeddb, and every reply must be the same text.
  *
  * Both are made to agree on what is theirs to choose. IdbHost's clock shows the timestamp of the host's last
@@ -11,6 +10,9 @@
  * reply (the client asked for it; IdbHost never compresses), and `lastAccessedAt` in `stats` and `sessions`, which
  * a host's `delete` sets from its own clock (in `stats` only whether it is null is compared; in `sessions` it is
  * always a number).
+ *
+ * One sequence runs both with a small store-wide quota (the host's from its settings file, IdbHost's as an option),
+ * and must fill it, so that the store's totals and refusals are compared too.
  *
  * Set IDB_DIFF_SEED to try other sequences, LLM_CACHE_HOST_BIN to use another host.
  */
