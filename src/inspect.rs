@@ -112,6 +112,13 @@ fn inspect(what: Inspect, json: bool, input: &mut dyn BufRead, out: &mut dyn Wri
                     ));
                 }
             }
+            if !json {
+                // The store-wide quota bounds every session of every extension together.
+                let used = store.read(|txn, dbs| dbs.store_total(txn)).map_err(|e| e.message.clone())?;
+                let quota = crate::config::load(&data_dir)
+                    .map_or(crate::limits::DEFAULT_STORE_QUOTA_BYTES, |c| c.store_quota());
+                say(format!("store: {}", crate::config::store_use(used, quota).0));
+            }
             Ok(true)
         }
         Inspect::List { session, origin } => {

@@ -21,7 +21,8 @@
 //!   stdin and stdout polled by tokio's reactor with no thread between.
 //! - [`rules`]: the spec's rules for keys, ids, descriptions and data, as pure functions.
 //! - [`error`]: the error type with the spec's wire codes.
-//! - [`limits`]: every limit, defined once.
+//! - [`limits`]: every limit, defined once; [`config`]: the settings file (the store quota chosen at
+//!   install).
 //! - [`launch`], [`paths`], [`logging`], [`clock`]: the command line, where files live, logs, time.
 //! - [`install`]: `install`, `uninstall` and `doctor`, which register the host with browsers on
 //!   Linux, macOS and Windows (per-OS tables in `install/browsers.rs`) and check it works.
@@ -32,6 +33,7 @@ pub mod call;
 pub mod cleanup;
 pub mod clock;
 pub mod cmd;
+pub mod config;
 pub mod error;
 pub mod frame;
 pub mod host;

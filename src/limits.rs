@@ -9,6 +9,19 @@ pub const MAX_ITEM_BYTES: u64 = 5 * 1024 * 1024;
 /// The most one session may hold, summed over its items' `dataSize` (the spec's 50 MB per session).
 pub const SESSION_QUOTA_BYTES: u64 = 50 * 1024 * 1024;
 
+/// The most the whole store may hold unless its owner chose otherwise at install: the sum over every
+/// session of every extension of what the session quota counts (data and customMetadata). 2 GiB
+/// keeps a laptop's disk safe from a cache that nobody empties (LMDB's file takes somewhat more than
+/// the data: pages, indexes, metadata), yet holds forty full sessions. It is the order of browserx's
+/// own IndexedDB design (5 GB), smaller because this is a cache of what can be fetched again.
+pub const DEFAULT_STORE_QUOTA_BYTES: u64 = 2 * 1024 * 1024 * 1024;
+
+/// The largest store quota that may be configured: what the LMDB map can ever hold.
+pub const MAX_STORE_QUOTA_BYTES: u64 = MAX_MAP_BYTES as u64;
+
+/// `doctor` warns when the store holds this share of its store quota, in percent, or more.
+pub const STORE_NEARLY_FULL_PERCENT: u64 = 90;
+
 /// The longest description, in Unicode scalar values; longer ones are cut and end in `…`.
 pub const MAX_DESCRIPTION_CHARS: usize = 300;
 

@@ -13,8 +13,9 @@ use std::sync::Arc;
 use llm_cache_host::clock::SystemClock;
 use llm_cache_host::cmd::Context;
 use llm_cache_host::launch::{self, Launch, USAGE};
+use llm_cache_host::limits::DEFAULT_STORE_QUOTA_BYTES;
 use llm_cache_host::store::Store;
-use llm_cache_host::{error::CacheError, host, install, logging, paths};
+use llm_cache_host::{config, error::CacheError, host, install, logging, paths};
 
 fn main() -> ExitCode {
     // A lossy conversion would turn different ids into one origin; refuse what isn't UTF-8.
@@ -72,8 +73,9 @@ fn run_host(origin: String) -> ExitCode {
         }
     };
     let store = data_dir
+        .as_ref()
         .map_err(CacheError::storage_unavailable)
-        .and_then(|dir| Store::open(&paths::store_dir(&dir)))
+        .and_then(|dir| Store::open(&paths::store_dir(dir)))
         .map(Arc::new);
     match &store {
         Ok(_) => tracing::info!(origin = %origin.escape_debug(), version = env!("CARGO_PKG_VERSION"), "host started"),
@@ -81,7 +83,8 @@ fn run_host(origin: String) -> ExitCode {
             tracing::error!(origin = %origin.escape_debug(), message = %error.message, "host started without a store")
         }
     }
-    let ctx = Arc::new(Context::new(store, origin, Arc::new(SystemClock)));
+    let store_quota = data_dir.as_ref().map_or(DEFAULT_STORE_QUOTA_BYTES, |dir| config::store_quota_for_host(dir));
+    let ctx = Arc::new(Context::new(store, origin, Arc::new(SystemClock)).with_store_quota(store_quota));
 
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,

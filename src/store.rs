@@ -46,6 +46,13 @@ pub(crate) const SEQ: &str = "seq";
 /// data, and is brought up to date when it is next opened ([`Store::count_custom_metadata`]).
 pub(crate) const TOTALS_COUNT_METADATA: &str = "totals-count-custom-metadata";
 
+/// The key in `counters` of the store's running total: the sum of every session's
+/// [`SessionRecord::total_size`], of every origin, kept equal to it in every transaction by
+/// [`Dbs::put_session`], so that the store-wide quota is checked without a scan. A store without it
+/// was written by hosts that kept no such total, and gets it when it is next written
+/// ([`Store::count_store_total`]).
+pub(crate) const STORE_TOTAL: &str = "store-total";
+
 /// A transaction that reads (and may also be a write transaction).
 pub type ReadTxn<'e> = RoTxn<'e, WithoutTls>;
 
@@ -159,7 +166,8 @@ pub struct Dbs {
     /// `origin NUL sessionId` -> the write number at which its cleanup was asked for: a cleanup that
     /// has begun and not yet finished, finished by the next host to start if this one dies.
     pub(crate) ending: Database<'static, Bytes, U64<BigEndian>>,
-    /// Store-wide counters: `seq`, the number of the last write.
+    /// Store-wide counters: `seq`, the number of the last write; [`STORE_TOTAL`], the bytes every
+    /// session holds; [`TOTALS_COUNT_METADATA`].
     pub(crate) counters: Database<'static, Str, U64<BigEndian>>,
     /// The map the records are read through, whose pages are dropped as reads pile up.
     pages: MapPages,
@@ -181,6 +189,9 @@ pub struct Store {
     /// Set once a write transaction of this process has seen (or made) the totals count
     /// customMetadata, so later ones needn't look ([`Store::count_custom_metadata`]).
     totals_count_metadata: AtomicBool,
+    /// Set once a write transaction of this process has seen (or made) the store's running total
+    /// ([`Store::count_store_total`]).
+    store_total_kept: AtomicBool,
 }
 
 /// The bytes of `origin NUL rest`, the shape of every key.
@@ -308,7 +319,10 @@ impl Store {
         let store = Store::new(env, dbs, dir, read_only);
         // A store with items written before totals counted customMetadata is brought up to date now,
         // so that `verify` finds it sound; should that fail (a full disk), the first write does it.
-        let behind = store.read(|txn, dbs| Ok(!dbs.meta.is_empty(txn)? && !store.metadata_counted(txn)))?;
+        // So is a store whose running total was not kept yet.
+        let behind = store.read(|txn, dbs| {
+            Ok((!dbs.meta.is_empty(txn)? && !store.metadata_counted(txn)) || !store.store_total_kept(txn))
+        })?;
         if behind && let Err(error) = store.write(|_, _| Ok(())) {
             tracing::warn!(code = error.code.as_str(), message = %error.message, "the totals could not be brought up to date yet");
         }
@@ -318,8 +332,40 @@ impl Store {
     /// The store over an opened environment and its databases.
     fn new(env: Env<WithoutTls>, dbs: Dbs, dir: &Path, read_only: bool) -> Store {
         let txn_gate = RwLock::new(());
-        let totals_count_metadata = AtomicBool::new(false);
-        Store { env, dbs, txn_gate, dir: dir.to_owned(), read_only, totals_count_metadata }
+        let (totals_count_metadata, store_total_kept) = (AtomicBool::new(false), AtomicBool::new(false));
+        Store { env, dbs, txn_gate, dir: dir.to_owned(), read_only, totals_count_metadata, store_total_kept }
+    }
+
+    /// Whether the store keeps its running total already (see [`STORE_TOTAL`]).
+    fn store_total_kept(&self, txn: &ReadTxn<'_>) -> bool {
+        self.store_total_kept.load(Ordering::Relaxed)
+            || self.dbs.counters.get(txn, STORE_TOTAL).ok().flatten().is_some()
+    }
+
+    /// Gives a store written before hosts kept its running total one, in the write transaction `txn`,
+    /// before anything else is written in it: the sum of its sessions' totals, read once. From then on
+    /// every change of a session's total moves it too ([`Dbs::put_session`]). It runs before
+    /// [`Store::count_custom_metadata`], whose changes to the sessions' totals then reach it.
+    fn count_store_total(&self, txn: &mut RwTxn<'_>) -> Result<(), StoreError> {
+        if self.store_total_kept(txn) {
+            return Ok(());
+        }
+        let total = self.dbs.sum_of_sessions(txn)?;
+        self.dbs.counters.put(txn, STORE_TOTAL, &total)?;
+        tracing::info!(total, "the store now keeps a running total of its sessions' bytes");
+        Ok(())
+    }
+
+    /// Brings a store written by older hosts up to date, first thing in a write transaction.
+    fn bring_up_to_date(&self, txn: &mut RwTxn<'_>) -> Result<(), StoreError> {
+        self.count_store_total(txn)?;
+        self.count_custom_metadata(txn)
+    }
+
+    /// Notes, after a committed write transaction, that the store is up to date.
+    fn up_to_date(&self) {
+        self.totals_count_metadata.store(true, Ordering::Relaxed);
+        self.store_total_kept.store(true, Ordering::Relaxed);
     }
 
     /// Whether the store's totals count customMetadata already (see [`TOTALS_COUNT_METADATA`]).
@@ -418,11 +464,13 @@ impl Store {
         self.retrying(|store| {
             let _gate = store.txn_gate.read().unwrap_or_else(|e| e.into_inner());
             let mut wtxn = store.env.write_txn()?;
-            store.count_custom_metadata(&mut wtxn)?;
+            store.bring_up_to_date(&mut wtxn)?;
             let value = f(&mut wtxn, &store.dbs);
             let value = value.and_then(|value| Ok(wtxn.commit().map(|()| value)?));
             store.after_transaction();
-            store.totals_count_metadata.fetch_or(value.is_ok(), Ordering::Relaxed);
+            if value.is_ok() {
+                store.up_to_date();
+            }
             value
         })
     }
@@ -455,7 +503,7 @@ impl Store {
         self.retrying(|store| {
             let _gate = store.txn_gate.read().unwrap_or_else(|e| e.into_inner());
             let mut parent = store.env.write_txn()?;
-            store.count_custom_metadata(&mut parent)?;
+            store.bring_up_to_date(&mut parent)?;
             let mut results = Vec::with_capacity(items.len());
             for item in items {
                 let mut nested = store.env.nested_write_txn(&mut parent)?;
@@ -472,7 +520,7 @@ impl Store {
             }
             parent.commit()?;
             store.after_transaction();
-            store.totals_count_metadata.store(true, Ordering::Relaxed);
+            store.up_to_date();
             Ok(results)
         })
     }
@@ -859,7 +907,8 @@ impl Dbs {
         serde_json::from_slice(bytes).map(Some).map_err(|e| heed::Error::Decoding(Box::new(e)).into())
     }
 
-    /// Saves a session's totals, or removes the record when the session holds no item.
+    /// Saves a session's totals, or removes the record when the session holds no item; the store's
+    /// running total moves by as much as the session's did, in the same transaction.
     pub fn put_session(
         &self,
         txn: &mut RwTxn<'_>,
@@ -868,6 +917,12 @@ impl Dbs {
         record: &SessionRecord,
     ) -> Result<(), StoreError> {
         let key = session_key(origin, session_id);
+        let before = self.session(txn, origin, session_id).ok().flatten().map_or(0, |old| old.total_size);
+        let after = if record.item_count == 0 { 0 } else { record.total_size };
+        if before != after {
+            let total = self.store_total(txn)?;
+            self.counters.put(txn, STORE_TOTAL, &(total.saturating_sub(before).saturating_add(after)))?;
+        }
         if record.item_count == 0 {
             self.sessions.delete(txn, &key)?;
         } else {
@@ -919,6 +974,27 @@ impl Dbs {
             }
         }
         Ok(idle)
+    }
+
+    /// The store's running total: the bytes (data and customMetadata) every session of every origin
+    /// holds. A store that keeps none yet (one written by older hosts, opened read-only) has it summed.
+    pub fn store_total(&self, txn: &ReadTxn<'_>) -> Result<u64, StoreError> {
+        match self.counters.get(txn, STORE_TOTAL)? {
+            Some(total) => Ok(total),
+            None => self.sum_of_sessions(txn),
+        }
+    }
+
+    /// The sum of every session's total, read record by record (the running total's check and start).
+    pub fn sum_of_sessions(&self, txn: &ReadTxn<'_>) -> Result<u64, StoreError> {
+        let mut total = 0u64;
+        for entry in self.sessions.iter(txn)? {
+            let (_, bytes) = entry?;
+            if let Ok(record) = serde_json::from_slice::<SessionRecord>(bytes) {
+                total = total.saturating_add(record.total_size);
+            }
+        }
+        Ok(total)
     }
 
     /// The write number of the store's last write.

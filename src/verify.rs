@@ -7,12 +7,14 @@
 //!   at that time; no data lies without its metadata;
 //! - every session's totals equal the sum over its items (those no begun cleanup covers), counting
 //!   each item's data and customMetadata, as the quota does;
-//! - the write counter is at least every item's write number.
+//! - the write counter is at least every item's write number;
+//! - the store's running total equals the sum of its sessions' totals (what the store-wide quota
+//!   is checked against).
 //!
 //! A cleanup that has begun and not finished is not a fault (readers already don't see its items;
 //! the next host to start finishes it) and is reported apart. `--repair` finishes such cleanups,
-//! drops the items whose records don't decode (naming each), and rebuilds the time index and the
-//! totals from the items.
+//! drops the items whose records don't decode (naming each), and rebuilds the time index, the
+//! sessions' totals and the store's running total from the items.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -24,8 +26,8 @@ use crate::clock::{Clock, SystemClock};
 use crate::error::CacheError;
 use crate::rules::session_of;
 use crate::store::{
-    Dbs, ItemMeta, ReadTxn, SEQ, SessionRecord, Store, StoreError, decode_meta, item_key, session_key, split_scoped,
-    split_time_key, time_key,
+    Dbs, ItemMeta, ReadTxn, SEQ, STORE_TOTAL, SessionRecord, Store, StoreError, decode_meta, item_key, session_key,
+    split_scoped, split_time_key, time_key,
 };
 
 /// What a check found.
@@ -119,6 +121,16 @@ pub fn check(store: &Store) -> Result<Report, CacheError> {
         let seq = dbs.last_seq(txn)?;
         if seq < max_seq {
             report.problems.push(format!("the write counter is at {seq}, below item write number {max_seq}"));
+        }
+        // A store that keeps no running total yet (older hosts wrote it, and it is read-only) has
+        // nothing to compare; opening a writable one starts it.
+        let sum = dbs.sum_of_sessions(txn)?;
+        if let Some(kept) = dbs.counters.get(txn, STORE_TOTAL)?
+            && kept != sum
+        {
+            report
+                .problems
+                .push(format!("the store's running total says {kept} bytes, its sessions' totals add up to {sum}"));
         }
         Ok(report)
     })
@@ -240,6 +252,13 @@ fn rebuild(txn: &mut RwTxn<'_>, dbs: &Dbs, now: u64) -> Result<Vec<String>, Stor
     if dbs.last_seq(txn)? < max_seq {
         dbs.counters.put(txn, SEQ, &max_seq)?;
         done.push(format!("set the write counter to {max_seq}"));
+    }
+    // The sessions' totals were written above without going through `put_session`: the store's
+    // running total is set from them.
+    let sum = dbs.sum_of_sessions(txn)?;
+    if dbs.counters.get(txn, STORE_TOTAL)? != Some(sum) {
+        dbs.counters.put(txn, STORE_TOTAL, &sum)?;
+        done.push(format!("set the store's running total to {sum} bytes"));
     }
     Ok(done)
 }

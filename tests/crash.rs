@@ -6,7 +6,7 @@
 //! acknowledged and the number sent: every acknowledged write is there, an interrupted one is
 //! either whole or absent, no session is half-cleaned, and nothing else changed. After every kill
 //! `llm-cache-host verify` must find every invariant holding, and a fresh host must agree with the
-//! model, totals included.
+//! model, totals included (the sessions' and the store's running total).
 //!
 //! LLM_CACHE_CRASH_ROUNDS sets the number of kills (default 150) and LLM_CACHE_CRASH_SEED the seed.
 
@@ -99,6 +99,15 @@ fn random_op(rng: &mut Rng, state: &State, counter: &mut u64) -> Op {
 fn stored(dir: &Path) -> State {
     let mut host = Session::start(dir, ORIGIN);
     let mut state = State::new();
+    // The store's running total, kept in the transactions the kill cut, is the sum of the sessions'.
+    let mut sum = 0;
+    let mut store_total = 0;
+    for session in SESSIONS {
+        let stats = host.ok(json!({"id": 1, "op": "stats", "sessionId": session}));
+        sum += stats["totalSize"].as_u64().unwrap();
+        store_total = stats["storeTotalSize"].as_u64().expect("stats reports storeTotalSize");
+    }
+    assert_eq!(store_total, sum, "the store's running total after a kill");
     for session in SESSIONS {
         for item in host.assert_totals_match_items(session) {
             let key = item["storageKey"].as_str().unwrap().to_owned();

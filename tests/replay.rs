@@ -14,6 +14,9 @@
 //! - `!restart arg...`: end this host (it must exit 0 having written nothing more) and start another
 //!   on the same data with these arguments (the origin, or a Firefox-style launch).
 //! - `!unavailable`: the host's data directory lies below a regular file, so its store can't open.
+//! - `!store-quota n`: the store's owner set its store-wide quota to n bytes: the data directory's
+//!   settings file says so, which hosts started from here on read (before the first request, or
+//!   after a `!restart`).
 //! - `#`: a comment.
 //!
 //! At the end the host's stdin is closed and it must exit 0 with nothing left on stdout.
@@ -46,6 +49,13 @@ fn replay(name: &str) {
         if line == "!unavailable" {
             std::fs::write(tmp.path().join("file"), b"not a folder").unwrap();
             data_dir = tmp.path().join("file").join("data");
+            continue;
+        }
+        if let Some(bytes) = line.strip_prefix("!store-quota ") {
+            assert!(host.is_none(), "{at}: !store-quota comes before the host starts: first, or after !restart");
+            std::fs::create_dir_all(&data_dir).unwrap();
+            let settings = serde_json::json!({"storeQuotaBytes": bytes.trim().parse::<u64>().unwrap()});
+            std::fs::write(data_dir.join("config.json"), settings.to_string()).unwrap();
             continue;
         }
         if let Some(rest) = line.strip_prefix("!restart") {
@@ -191,6 +201,7 @@ macro_rules! transcripts {
 
 transcripts!(
     hello,
+    store_quota,
     write_and_read,
     list,
     update,

@@ -9,6 +9,7 @@ use std::process::Command;
 use common::{ORIGIN, Session, binary};
 use heed::types::Bytes;
 use heed::{CommitOrAbort, Database};
+use llm_cache_host::clock::{Clock, SystemClock};
 use llm_cache_host::store::{Store, item_key, session_key, time_key};
 use serde_json::{Value, json};
 
@@ -135,8 +136,8 @@ fn totals_written_before_they_counted_custom_metadata_are_brought_up_to_date() {
     write(&mut host, "conv_old", "turn0002", json!(2), Value::Null);
     write(&mut host, "conv_plain", "turn0001", json!(3), Value::Null);
     host.close();
-    // As a host from before totals counted customMetadata left them: 7 + 1 bytes of data, and no
-    // record that they count customMetadata.
+    // As a host from before totals counted customMetadata left them: 7 + 1 bytes of data, no record
+    // that they count customMetadata, and no running total of the store.
     tamper(dir, |txn, db| {
         let key = session_key(ORIGIN, "conv_old");
         let mut record: Value = serde_json::from_slice(db("sessions").get(txn, &key).unwrap().unwrap()).unwrap();
@@ -144,12 +145,15 @@ fn totals_written_before_they_counted_custom_metadata_are_brought_up_to_date() {
         record["totalSize"] = json!(7 + 1);
         db("sessions").put(txn, &key, &serde_json::to_vec(&record).unwrap()).unwrap();
         assert!(db("counters").delete(txn, b"totals-count-custom-metadata").unwrap());
+        // Such hosts kept no running total of the store either.
+        assert!(db("counters").delete(txn, b"store-total").unwrap());
     });
     // The next host to open the store counts them in, once; verify and the quota then agree.
     let mut host = Session::start(dir, ORIGIN);
     let stats = |host: &mut Session, session: &str| host.ok(json!({"id": 1, "op": "stats", "sessionId": session}));
     assert_eq!(stats(&mut host, "conv_old")["totalSize"], 7 + 1 + 12);
     assert_eq!(stats(&mut host, "conv_plain")["totalSize"], 1);
+    assert_eq!(stats(&mut host, "conv_plain")["storeTotalSize"], 7 + 1 + 12 + 1);
     let deleted = host.ok(json!({"id": 2, "op": "delete", "sessionId": "conv_old", "storageKey": annotated}));
     assert_eq!(deleted["freedBytes"], 7 + 12);
     assert_eq!(stats(&mut host, "conv_old")["totalSize"], 1);
@@ -197,4 +201,74 @@ fn sessions_passes_over_a_session_record_it_cannot_read_and_counts_it_toward_the
     assert_eq!(ids(&rest), ["conv_c"]);
     assert_eq!(rest["nextCursor"], Value::Null);
     assert!(host.close().1.success());
+}
+
+/// The store's running total (`stats`' storeTotalSize) as a host reports it, and the sum of every
+/// session's totalSize as `stats` reports each.
+fn store_total_and_sum(host: &mut Session, sessions: &[&str]) -> (u64, u64) {
+    let mut sum = 0;
+    let mut reported = None;
+    for session in sessions {
+        let stats = host.ok(json!({"id": 1, "op": "stats", "sessionId": session}));
+        sum += stats["totalSize"].as_u64().unwrap();
+        reported = Some(stats["storeTotalSize"].as_u64().expect("stats reports storeTotalSize"));
+    }
+    (reported.unwrap(), sum)
+}
+
+#[test]
+fn the_store_running_total_stays_the_sum_of_the_sessions_and_verify_repairs_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let sessions = ["conv_t1", "conv_t2", "conv_t3"];
+    let mut host = Session::start(dir, ORIGIN);
+    let mut keys = Vec::new();
+    for (n, session) in sessions.iter().cycle().take(9).enumerate() {
+        let request = json!({"id": n, "op": "write", "sessionId": session, "data": {"n": "x".repeat(n * 10)},
+            "description": "d", "customMetadata": {"k": n}});
+        keys.push((session, host.ok(request)["storageKey"].as_str().unwrap().to_owned()));
+    }
+    host.ok(json!({"id": 20, "op": "update", "sessionId": "conv_t1", "storageKey": keys[0].1, "data": [1, 2, 3]}));
+    host.ok(json!({"id": 21, "op": "append", "sessionId": "conv_t2", "storageKey": keys[1].1, "pointer": "/n", "data": "yyy"}));
+    host.ok(json!({"id": 22, "op": "delete", "sessionId": "conv_t3", "storageKey": keys[2].1}));
+    host.ok(json!({"id": 23, "op": "endSession", "sessionId": "conv_t2"}));
+    // Another extension's sessions count in the same store.
+    assert!(host.close().1.success());
+    let other = "chrome-extension://otherextensionbbbbbbbbbbbbbbbbbb/";
+    let mut host = Session::start(dir, other);
+    host.ok(json!({"id": 1, "op": "write", "sessionId": "conv_t1", "data": "other's", "description": "d"}));
+    let (total, other_sum) = store_total_and_sum(&mut host, &["conv_t1"]);
+    assert!(host.close().1.success());
+    let mut host = Session::start(dir, ORIGIN);
+    let (same_total, sum) = store_total_and_sum(&mut host, &sessions);
+    assert!(host.close().1.success());
+    assert_eq!((total, same_total), (sum + other_sum, sum + other_sum));
+    assert!(sum > 0 && other_sum == 9);
+    let (code, out) = verify(dir, &[]);
+    assert_eq!(code, 0, "{out}");
+
+    // A wrong running total is named, and repaired from the sessions' totals.
+    tamper(dir, |txn, db| db("counters").put(txn, b"store-total", &7u64.to_be_bytes()).unwrap());
+    let (code, out) = verify(dir, &[]);
+    assert_eq!(code, 1, "{out}");
+    let problem = format!("problem: the store's running total says 7 bytes, its sessions' totals add up to {total}");
+    assert!(out.contains(&problem), "{out}");
+    let (code, out) = verify(dir, &["--repair"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(&format!("repaired: set the store's running total to {total} bytes")), "{out}");
+
+    // A store written before hosts kept the total gets it when a host next opens it, summed once.
+    tamper(dir, |txn, db| assert!(db("counters").delete(txn, b"store-total").unwrap()));
+    let mut host = Session::start(dir, ORIGIN);
+    assert_eq!(store_total_and_sum(&mut host, &sessions).0, total);
+    assert!(host.close().1.success());
+    assert_eq!(verify(dir, &[]).0, 0);
+
+    // Sessions removed as orphans take their bytes out of it too.
+    let store = Store::open(&dir.join("store")).unwrap();
+    let later = SystemClock.now_ms() + llm_cache_host::limits::ORPHAN_AFTER_MS + 60_000;
+    assert_eq!(llm_cache_host::cleanup::maintain(&store, later).unwrap(), 3);
+    assert_eq!(store.read(|txn, dbs| dbs.store_total(txn)).unwrap(), 0);
+    drop(store);
+    assert_eq!(verify(dir, &[]).0, 0);
 }

@@ -23,6 +23,14 @@ export const MAX_ITEM_BYTES = 5_242_880;
 /** The most bytes of data one session may hold (section 5.7). */
 export const SESSION_QUOTA_BYTES = 52_428_800;
 
+/**
+ * The most the whole store may hold, summed over every session as the session quota counts (data and
+ * customMetadata), unless its owner chose otherwise (section 5.7): the host's default, its `DEFAULT_STORE_QUOTA_BYTES`
+ * (2 GiB). A host reports the limit in force in `hello`; the IndexedDB backend takes the smaller of this and half of
+ * what the browser grants the extension.
+ */
+export const STORE_QUOTA_BYTES = 2_147_483_648;
+
 /** Descriptions longer than this many characters are cut by the host (section 5.5). */
 export const MAX_DESCRIPTION_CHARS = 300;
 
@@ -120,6 +128,8 @@ export interface HelloResult {
   limits: {
     maxItemBytes: number;
     sessionQuotaBytes: number;
+    /** The most every session of the store may hold together (section 5.7); absent from older hosts. */
+    storeQuotaBytes?: number;
     maxDescriptionChars: number;
     maxReplyFrameBytes: number;
     maxRequestFrameBytes: number;
@@ -254,6 +264,10 @@ export interface StatsResult {
   lastAccessedAt: number | null;
   quotaBytes: number;
   remainingBytes: number;
+  /** What every session of the store holds together, its store-wide quota and what is left of it (section 4.8); absent from older hosts. */
+  storeTotalSize?: number;
+  storeQuotaBytes?: number;
+  storeRemainingBytes?: number;
 }
 
 /** `sessions` (section 4.11): a page of the calling extension's sessions. For extension pages, not the LLM. */

@@ -27,6 +27,7 @@ import {
   MAX_REQUEST_BYTES,
   MAX_SEARCH_POINTER_BYTES,
   SESSION_QUOTA_BYTES,
+  STORE_QUOTA_BYTES,
   utf8Length,
 } from "../src/protocol.js";
 import { CHROME_ERRORS, hostConnector, type HostConnector } from "./helpers/chrome-port.js";
@@ -77,6 +78,7 @@ describe("handshake", () => {
     assert.deepEqual(hello.limits, {
       maxItemBytes: MAX_ITEM_BYTES,
       sessionQuotaBytes: SESSION_QUOTA_BYTES,
+      storeQuotaBytes: STORE_QUOTA_BYTES,
       maxDescriptionChars: 300,
       maxReplyFrameBytes: 1_048_576,
       maxRequestFrameBytes: MAX_REQUEST_BYTES,

@@ -1,7 +1,7 @@
 /**
  * The protocol's conformance suite (tests/transcripts/*.txt, which tests/replay.rs runs against the real host)
  * run against the IndexedDB backend's IdbHost under Node, on fake-indexeddb. Each transcript gets a database of its
- * own; a `!restart` starts a new IdbHost on the same databases (running its orphan sweep first, as the host does at
+ * own, with the store quota the transcript sets (`!store-quota`) or the host's default; a `!restart` starts a new IdbHost on the same databases (running its orphan sweep first, as the host does at
  * start), another origin's is another database, and `!unavailable` gives an IndexedDB that refuses to open.
  */
 
@@ -11,6 +11,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { IDBFactory } from "fake-indexeddb";
 import { IdbHost } from "../src/backends/indexeddb/host.js";
+import { STORE_QUOTA_BYTES } from "../src/protocol.js";
 import { replayTranscript, type ReplayHooks } from "./helpers/transcript.js";
 
 const TRANSCRIPTS = new URL("../../../tests/transcripts/", import.meta.url);
@@ -26,8 +27,12 @@ const REFUSING = {
 function idbHooks(): ReplayHooks {
   const factory = new IDBFactory();
   return {
-    async start(origin, unavailable) {
-      const host = new IdbHost({ indexedDB: unavailable ? REFUSING : factory, databaseName: `llm-cache ${origin}` });
+    async start(origin, unavailable, storeQuotaBytes) {
+      const host = new IdbHost({
+        indexedDB: unavailable ? REFUSING : factory,
+        databaseName: `llm-cache ${origin}`,
+        storeQuotaBytes: storeQuotaBytes ?? STORE_QUOTA_BYTES,
+      });
       if (!unavailable) await host.maintain();
       return host;
     },

@@ -13,12 +13,17 @@
  * a host's `delete` sets from its own clock (in `stats` only whether it is null is compared; in `sessions` it is
  * always a number).
  *
+ * One sequence runs both with a small store-wide quota (the host's from its settings file, IdbHost's as an option),
+ * and must fill it, so that the store's totals and refusals are compared too.
+ *
  * Set IDB_DIFF_SEED to try other sequences, LLM_CACHE_HOST_BIN to use another host.
  */
 
 import "fake-indexeddb/auto";
 import assert from "node:assert/strict";
 import { it } from "node:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { IDBFactory } from "fake-indexeddb";
 import { IdbHost } from "../src/backends/indexeddb/host.js";
@@ -32,6 +37,9 @@ const SEED = Number(process.env.IDB_DIFF_SEED ?? 20_261_123);
 /** Sequences, each on a fresh store on both sides, and requests in each. */
 const SEQUENCES = 8;
 const REQUESTS = 260;
+/** The sequence whose store has a small store-wide quota on both sides (its owner's choice, PROTOCOL.md 5.7), and that quota. */
+const SMALL_STORE_SEQUENCE = 1;
+const SMALL_STORE_QUOTA = 3000;
 
 const SESSIONS = ["conv_d1", "conv_d2", "conv_D-3"];
 const TASKS = ["task0001", "task0002", "abcdefgh"];
@@ -330,6 +338,9 @@ async function runSequence(
 ): Promise<{ compared: number; ok: number; bigRequests: number; pagedSessions: number; bomStrings: number }> {
   const rng = new Rng(SEED + sequence * 7919);
   const dir = tempDir();
+  const storeQuotaBytes = sequence === SMALL_STORE_SEQUENCE ? SMALL_STORE_QUOTA : undefined;
+  // The host reads its store quota from the data directory's settings file, as `install --store-quota` writes it.
+  if (storeQuotaBytes !== undefined) writeFileSync(join(dir.path, "config.json"), JSON.stringify({ storeQuotaBytes }));
   const host = new RawHost(dir.path);
   // IdbHost's clock and random source follow the host's: see the module's comment.
   let clock = Date.now();
@@ -337,12 +348,15 @@ async function runSequence(
   const fallback = new Rng(SEED ^ 0x5eed);
   const idb = new IdbHost({
     indexedDB: new IDBFactory(),
+    storeQuotaBytes,
     now: () => clock,
     random: (bytes) => {
       const wanted = draws.shift();
       for (let i = 0; i < bytes.length; i++) bytes[i] = wanted?.[i] ?? fallback.below(256);
     },
   });
+  // Refusals for the store-wide quota: the small-store sequence must have some.
+  let storeFull = 0;
   const known: Known = { keys: new Map(), listCursors: new Map(), searchCursors: new Map(), sessionsCursor: undefined };
   let [compared, ok, bigRequests, pagedSessions, bomStrings] = [0, 0, 0, 0, 0];
   try {
@@ -376,10 +390,12 @@ async function runSequence(
         assert.fail(`sequence ${sequence} (seed ${SEED}), request ${n}:\n  request: ${cut(text)}\n  host:    ${cut(expected)}\n  idb:     ${cut(actual)}`);
       }
       if (expected.includes('"ok":true')) ok++;
+      if (expected.includes("store-wide limit")) storeFull++;
       // A `sessions` page that lists sessions and leads on to another.
       if (/"sessions":\[\{.*"nextCursor":"/.test(expected)) pagedSessions++;
       learn(text, result, known);
     }
+    if (storeQuotaBytes !== undefined) assert.ok(storeFull > 0, `sequence ${sequence} never filled its store of ${storeQuotaBytes} bytes`);
   } finally {
     idb.close();
     await host.close();

@@ -2,7 +2,9 @@
  * What IdbHost does beyond one request and its reply, which the transcripts and the differential test can't
  * show: the quota held across several contexts of the extension writing at once, the orphan sweep and the
  * minute-granular refresh of `lastAccessedAt` on an injected clock, generated ids from an injected random source,
- * a connection closed and opened again, and a browser that refuses IndexedDB.
+ * a connection closed and opened again, a browser that refuses IndexedDB, and the store-wide quota: held across
+ * contexts, found from what `navigator.storage.estimate()` grants, and its running total brought to databases of
+ * the first schema.
  */
 
 import "fake-indexeddb/auto";
@@ -11,10 +13,11 @@ import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { IDBFactory } from "fake-indexeddb";
 import { InProcessBackend } from "../src/backends/in-process.js";
-import { IdbHost } from "../src/backends/indexeddb/host.js";
+import { IdbHost, storeQuotaFrom, type StorageEstimate } from "../src/backends/indexeddb/host.js";
+import { COUNTERS, SESSIONS, STORE_TOTAL } from "../src/backends/indexeddb/db.js";
 import { ItemNotFoundError, QuotaExceededError } from "../src/errors.js";
 import { IDB_HOST_VERSION } from "../src/backends/indexeddb/ops/hello.js";
-import { MAX_ITEM_BYTES, ORPHAN_AFTER_MS, SESSION_QUOTA_BYTES, TOUCH_GRANULARITY_MS } from "../src/protocol.js";
+import { MAX_ITEM_BYTES, ORPHAN_AFTER_MS, SESSION_QUOTA_BYTES, STORE_QUOTA_BYTES, TOUCH_GRANULARITY_MS } from "../src/protocol.js";
 
 /** Sends a request object and parses the reply. */
 async function call(host: IdbHost, request: object): Promise<{ ok: boolean; result?: any; error?: any }> {
@@ -50,6 +53,136 @@ describe("several contexts of one extension", () => {
     assert.deepEqual(read.result.item.data, [1, 2]);
     assert.deepEqual((await call(panel, { id: 3, op: "endSession", sessionId: "conv_e" })).result, { sessionId: "conv_e", deletedItems: 1, freedBytes: 5 });
     assert.equal((await call(worker, { id: 4, op: "read", sessionId: "conv_e", storageKey: "conv_e_task0001_turn0001" })).error.code, "ItemNotFoundError");
+  });
+});
+
+describe("the store-wide quota", () => {
+  /** The store's running total as the database keeps it, and the sum it must equal. */
+  async function totals(factory: IDBFactory, name = "llm-cache"): Promise<{ kept: unknown; sum: number }> {
+    const db = await new Promise<IDBDatabase>((resolve, reject) => {
+      const opening = factory.open(name);
+      opening.onsuccess = () => resolve(opening.result);
+      opening.onerror = () => reject(opening.error);
+    });
+    const tx = db.transaction([SESSIONS, COUNTERS], "readonly");
+    const [kept, records] = await Promise.all([
+      new Promise((resolve) => (tx.objectStore(COUNTERS).get(STORE_TOTAL).onsuccess = (e) => resolve((e.target as IDBRequest).result))),
+      new Promise<Array<{ totalSize: number }>>((resolve) => (tx.objectStore(SESSIONS).getAll().onsuccess = (e) => resolve((e.target as IDBRequest).result))),
+    ]);
+    db.close();
+    return { kept, sum: records.reduce((sum, record) => sum + record.totalSize, 0) };
+  }
+
+  it("is held by every context together, and the running total stays the sum of the sessions", async () => {
+    const factory = new IDBFactory();
+    const contexts = [new IdbHost({ indexedDB: factory, storeQuotaBytes: 1000 }), new IdbHost({ indexedDB: factory, storeQuotaBytes: 1000 })];
+    // Twelve writes of 100 bytes to six sessions, from two contexts at once: ten fit.
+    const writes = Array.from({ length: 12 }, (_, i) =>
+      call(contexts[i % 2] as IdbHost, write(`conv_s${i % 6}`, `turn${String(i).padStart(4, "0")}`, "x".repeat(98))),
+    );
+    const replies = await Promise.all(writes);
+    assert.equal(replies.filter((reply) => reply.ok).length, 10);
+    const refused = replies.filter((reply) => !reply.ok);
+    assert.ok(refused.every((reply) => reply.error.code === "QuotaExceededError" && /store-wide limit of 1000/.test(reply.error.message)));
+    assert.deepEqual(await totals(factory), { kept: 1000, sum: 1000 });
+    // Updates, appends, deletes and ended sessions keep it so.
+    const [worker, panel] = contexts as [IdbHost, IdbHost];
+    assert.ok((await call(worker, { id: 1, op: "update", sessionId: "conv_s0", storageKey: "conv_s0_task0001_turn0000", data: "x" })).ok);
+    assert.ok((await call(panel, { id: 2, op: "append", sessionId: "conv_s1", storageKey: "conv_s1_task0001_turn0001", data: "yy" })).ok);
+    assert.ok((await call(worker, { id: 3, op: "delete", sessionId: "conv_s2", storageKey: "conv_s2_task0001_turn0002" })).ok);
+    assert.ok((await call(panel, { id: 4, op: "endSession", sessionId: "conv_s3" })).ok);
+    const { kept, sum } = await totals(factory);
+    assert.equal(kept, sum);
+    // 1000, less 97 (the update), plus 2 (the append), less 100 (the delete) and 200 (conv_s3's two items).
+    assert.equal(sum, 605);
+    const stats = await call(worker, { id: 5, op: "stats", sessionId: "conv_s0" });
+    assert.deepEqual([stats.result.storeTotalSize, stats.result.storeQuotaBytes, stats.result.storeRemainingBytes], [sum, 1000, 1000 - sum]);
+    for (const context of contexts) context.close();
+  });
+
+  it("is brought to a database of the first schema once, summed from its sessions", async () => {
+    const factory = new IDBFactory();
+    // A database as shims before the store-wide quota left it: version 1, with two sessions' totals.
+    await new Promise<void>((resolve, reject) => {
+      const opening = factory.open("llm-cache", 1);
+      opening.onupgradeneeded = () => {
+        const db = opening.result;
+        const items = db.createObjectStore("items", { keyPath: "storageKey" });
+        items.createIndex("bySessionTime", ["sessionId", "timestamp", "storageKey"]);
+        db.createObjectStore("data");
+        const sessions = db.createObjectStore("sessions", { keyPath: "sessionId" });
+        sessions.createIndex("byLastAccess", "lastAccessedAt");
+        const now = Date.now();
+        for (const [sessionId, totalSize] of [["conv_a", 300], ["conv_b", 450]] as const) {
+          sessions.put({ sessionId, totalSize, itemCount: 1, createdAt: now, lastAccessedAt: now });
+        }
+      };
+      opening.onsuccess = () => {
+        opening.result.close();
+        resolve();
+      };
+      opening.onerror = () => reject(opening.error);
+    });
+    const host = new IdbHost({ indexedDB: factory, storeQuotaBytes: 1000 });
+    const stats = await call(host, { id: 1, op: "stats", sessionId: "conv_a" });
+    assert.deepEqual([stats.result.totalSize, stats.result.storeTotalSize, stats.result.storeRemainingBytes], [300, 750, 250]);
+    const over = await call(host, write("conv_c", "turn0001", "x".repeat(250)));
+    assert.equal(over.error.actual, "750 + 252 = 1002 bytes");
+    host.close();
+  });
+
+  describe("found from navigator.storage.estimate()", () => {
+    /**
+     * Puts a stub of navigator.storage (the Storage Standard's StorageManager) in place for `body`: on Node's own
+     * navigator where it has one (Node 21 and later), else on a navigator of its own.
+     */
+    async function withEstimate(estimate: () => Promise<StorageEstimate>, body: () => Promise<void>): Promise<void> {
+      const global = globalThis as { navigator?: object };
+      const own = global.navigator === undefined;
+      if (own) Object.defineProperty(global, "navigator", { value: {}, configurable: true });
+      Object.defineProperty(global.navigator, "storage", { value: { estimate }, configurable: true });
+      try {
+        await body();
+      } finally {
+        delete (global.navigator as { storage?: unknown }).storage;
+        if (own) delete global.navigator;
+      }
+    }
+    const helloQuota = async (host: IdbHost) => (await call(host, { id: 1, op: "hello" })).result.limits.storeQuotaBytes as number;
+
+    it("is the host's default where there is no navigator.storage (Node)", async () => {
+      assert.equal((globalThis.navigator as { storage?: unknown } | undefined)?.storage, undefined);
+      assert.equal(await helloQuota(new IdbHost({ indexedDB: new IDBFactory() })), STORE_QUOTA_BYTES);
+    });
+
+    it("is half of what the browser grants when that is less than the default, and follows it at maintenance", async () => {
+      let grant: StorageEstimate = { quota: 3000, usage: 1200 };
+      await withEstimate(async () => grant, async () => {
+        const host = new IdbHost({ indexedDB: new IDBFactory() });
+        assert.equal(await helloQuota(host), 1500);
+        const over = await call(host, write("conv_e", "turn0001", "x".repeat(1499)));
+        assert.match(over.error.message, /store-wide limit of 1500$/);
+        grant = { quota: 100 * STORE_QUOTA_BYTES, usage: 0 };
+        await host.maintain();
+        assert.equal(await helloQuota(host), STORE_QUOTA_BYTES);
+        assert.ok((await call(host, write("conv_e", "turn0001", "x".repeat(1499)))).ok);
+        // A quota given as an option is kept, whatever the browser says.
+        const fixed = new IdbHost({ indexedDB: new IDBFactory(), storeQuotaBytes: 42 });
+        await fixed.maintain();
+        assert.equal(await helloQuota(fixed), 42);
+        host.close();
+        fixed.close();
+      });
+    });
+
+    it("is the default when the browser can't say", async () => {
+      await withEstimate(() => Promise.reject(new DOMException("no", "UnknownError")), async () => {
+        assert.equal(await helloQuota(new IdbHost({ indexedDB: new IDBFactory() })), STORE_QUOTA_BYTES);
+      });
+      for (const estimate of [undefined, {}, { quota: Number.NaN }, { quota: -1 }]) assert.equal(storeQuotaFrom(estimate), STORE_QUOTA_BYTES);
+      assert.equal(storeQuotaFrom({ quota: 1001 }), 500);
+      assert.throws(() => new IdbHost({ storeQuotaBytes: 1.5 }), /storeQuotaBytes must be a whole number/);
+    });
   });
 });
 

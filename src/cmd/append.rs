@@ -75,7 +75,7 @@ impl Append {
             shape: shape(&text),
         };
         let at = ItemAt { origin, session_id: &self.session_id, storage_key: &self.storage_key };
-        replace_item(txn, dbs, at, &previous, meta, Some(&text))
+        replace_item(txn, dbs, ctx, at, &previous, meta, Some(&text))
     }
 
     /// The stored text with the data appended to the value at the pointer.

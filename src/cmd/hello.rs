@@ -57,6 +57,8 @@ impl Hello {
 struct Limits {
     max_item_bytes: u64,
     session_quota_bytes: u64,
+    /// The store-wide quota: what every session of every extension may hold together.
+    store_quota_bytes: u64,
     max_description_chars: usize,
     max_reply_frame_bytes: usize,
     max_request_frame_bytes: u32,
@@ -66,8 +68,9 @@ struct Limits {
     max_search_pointer_bytes: usize,
 }
 
-/// Answers `hello`; needs no store, so it works even when the store can't be opened.
-pub fn hello(gzip: bool) -> HelloResult {
+/// Answers `hello`, with the store quota in force; needs no store, so it works even when the store
+/// can't be opened.
+pub fn hello(gzip: bool, store_quota: u64) -> HelloResult {
     HelloResult {
         protocol_version: PROTOCOL_VERSION,
         host_version: env!("CARGO_PKG_VERSION"),
@@ -75,6 +78,7 @@ pub fn hello(gzip: bool) -> HelloResult {
         limits: Limits {
             max_item_bytes: MAX_ITEM_BYTES,
             session_quota_bytes: SESSION_QUOTA_BYTES,
+            store_quota_bytes: store_quota,
             max_description_chars: MAX_DESCRIPTION_CHARS,
             max_reply_frame_bytes: MAX_REPLY_FRAME_BYTES,
             max_request_frame_bytes: MAX_REQUEST_FRAME_BYTES,

@@ -30,8 +30,8 @@ use crate::error::{CacheError, ErrorCode, json_type_name};
 use crate::json::search::{Query, QueryError};
 use crate::json::{self, pointer::PointerError};
 use crate::limits::{
-    MAX_CUSTOM_METADATA_BYTES, MAX_ITEM_BYTES, MAX_QUERY_BYTES, MAX_QUERY_WORDS, SESSION_QUOTA_BYTES,
-    TOUCH_GRANULARITY_MS,
+    DEFAULT_STORE_QUOTA_BYTES, MAX_CUSTOM_METADATA_BYTES, MAX_ITEM_BYTES, MAX_QUERY_BYTES, MAX_QUERY_WORDS,
+    SESSION_QUOTA_BYTES, TOUCH_GRANULARITY_MS,
 };
 use crate::message::{Fields, required_string};
 use crate::rules::{check_session_id, compact_json, compact_json_and_shape, parse_storage_key, truncate_description};
@@ -46,14 +46,23 @@ pub struct Context {
     pub origin: String,
     /// The time source for timestamps and the orphan rule.
     pub clock: Arc<dyn Clock>,
+    /// The most the whole store may hold ([`crate::config`]); writes past it are refused.
+    pub store_quota: u64,
     /// Set by a `hello` that lists `gzip` among its `encodings`: large replies are then compressed.
     gzip_replies: AtomicBool,
 }
 
 impl Context {
-    /// A context for `origin`, replying uncompressed until a `hello` asks otherwise.
+    /// A context for `origin`, replying uncompressed until a `hello` asks otherwise, with the default
+    /// store quota (see [`Context::with_store_quota`]).
     pub fn new(store: Result<Arc<Store>, CacheError>, origin: String, clock: Arc<dyn Clock>) -> Context {
-        Context { store, origin, clock, gzip_replies: AtomicBool::new(false) }
+        let store_quota = DEFAULT_STORE_QUOTA_BYTES;
+        Context { store, origin, clock, store_quota, gzip_replies: AtomicBool::new(false) }
+    }
+
+    /// The context with the store quota its owner configured.
+    pub fn with_store_quota(self, store_quota: u64) -> Context {
+        Context { store_quota, ..self }
     }
 
     /// Whether the client said in `hello` that it decodes gzip replies (section 3.5).
@@ -236,7 +245,7 @@ impl<'f> Command<'f> {
                 if cmd.gzip {
                     ctx.gzip_replies.store(true, Ordering::Relaxed);
                 }
-                Ok(Success::Hello(hello::hello(cmd.gzip)))
+                Ok(Success::Hello(hello::hello(cmd.gzip, ctx.store_quota)))
             }
             Command::Write(cmd) => cmd.apply(ctx).map(Success::Metadata),
             Command::Read(cmd) => cmd.apply(ctx).map(Success::Read),
@@ -398,6 +407,7 @@ fn query(text: &str) -> Result<Query, CacheError> {
 fn replace_item(
     txn: &mut RwTxn<'_>,
     dbs: &Dbs,
+    ctx: &Context,
     at: ItemAt<'_>,
     previous: &ItemMeta,
     mut meta: ItemMeta,
@@ -405,6 +415,7 @@ fn replace_item(
 ) -> Result<CacheMetadata, StoreError> {
     let mut record = dbs.session(txn, at.origin, at.session_id)?.unwrap_or(SessionRecord::new(meta.timestamp));
     record.total_size = check_quota(record.total_size, previous.quota_bytes(), meta.quota_bytes())?;
+    check_store_quota(dbs.store_total(txn)?, previous.quota_bytes(), meta.quota_bytes(), ctx.store_quota)?;
     record.last_accessed_at = meta.timestamp;
     meta.seq = dbs.next_seq(txn)?;
     dbs.put_item(txn, at, &meta, data, Some(previous))?;
@@ -494,18 +505,48 @@ pub fn check_quota(total: u64, freed: u64, requested: u64) -> Result<u64, CacheE
     if new_total <= SESSION_QUOTA_BYTES {
         return Ok(new_total);
     }
-    Err(CacheError::new(
-        ErrorCode::QuotaExceededError,
+    Err(quota_exceeded(
         format!(
             "the session holds {current} bytes; {requested} more (data and customMetadata) would pass its quota of {SESSION_QUOTA_BYTES}"
         ),
         "delete items the task no longer needs (list shows their sizes) or store a smaller summary, then try again",
-    )
-    .expected(format!("a session total of at most {SESSION_QUOTA_BYTES} bytes"))
-    .actual(format!("{current} + {requested} = {new_total} bytes"))
-    .detail("current", current)
-    .detail("requested", requested)
-    .detail("limit", SESSION_QUOTA_BYTES))
+        ("session", current, requested, SESSION_QUOTA_BYTES),
+    ))
+}
+
+/// Whether the store may hold `requested` bytes in place of `freed` ones (an item's data and
+/// customMetadata, [`ItemMeta::quota_bytes`]), when it holds `total` in all and may hold `limit`.
+/// Only growth is refused: a store over its limit (one whose limit was lowered) may still shrink.
+///
+/// # Errors
+/// `QuotaExceededError` naming the store-wide limit, with the store's total, the request and the limit.
+pub fn check_store_quota(total: u64, freed: u64, requested: u64, limit: u64) -> Result<(), CacheError> {
+    let current = total.saturating_sub(freed);
+    if current.saturating_add(requested) <= limit || requested <= freed {
+        return Ok(());
+    }
+    Err(quota_exceeded(
+        format!(
+            "the cache store holds {current} bytes in all its sessions; {requested} more (data and customMetadata) would pass its store-wide limit of {limit}"
+        ),
+        "end the sessions whose tasks are done (endSession; a person can see every session with `llm-cache-host sessions` and remove one with `llm-cache-host end <session>`), or delete items no longer needed, then try again; the limit itself is raised with `llm-cache-host install --store-quota <size>`",
+        ("store", current, requested, limit),
+    ))
+}
+
+/// `QuotaExceededError` with its message and suggestion, and the fields every quota's refusal has:
+/// what the `whose` total may be, and `current + requested` against `limit`.
+fn quota_exceeded(
+    message: String,
+    suggestion: &str,
+    (whose, current, requested, limit): (&str, u64, u64, u64),
+) -> CacheError {
+    CacheError::new(ErrorCode::QuotaExceededError, message, suggestion)
+        .expected(format!("a {whose} total of at most {limit} bytes"))
+        .actual(format!("{current} + {requested} = {} bytes", current.saturating_add(requested)))
+        .detail("current", current)
+        .detail("requested", requested)
+        .detail("limit", limit)
 }
 
 /// A session record's `lastAccessedAt`, for [`Context::touch`].
@@ -528,6 +569,21 @@ mod tests {
         assert_eq!(err.details["requested"], 6);
         assert_eq!(err.details["limit"], SESSION_QUOTA_BYTES);
         assert!(check_quota(u64::MAX, 0, u64::MAX).is_err());
+    }
+
+    #[test]
+    fn store_quota_arithmetic() {
+        assert_eq!(check_store_quota(90, 0, 10, 100), Ok(()));
+        assert_eq!(check_store_quota(100, 10, 10, 100), Ok(()));
+        // A store over a lowered limit may still shrink, or keep an item's size.
+        assert_eq!(check_store_quota(150, 10, 5, 100), Ok(()));
+        assert_eq!(check_store_quota(150, 10, 10, 100), Ok(()));
+        let err = check_store_quota(95, 0, 6, 100).unwrap_err();
+        assert_eq!(err.code, ErrorCode::QuotaExceededError);
+        assert!(err.message.contains("store-wide limit of 100"), "{}", err.message);
+        assert!(err.suggestion.contains("llm-cache-host sessions") && err.suggestion.contains("--store-quota"));
+        assert_eq!((err.details["current"].clone(), err.details["requested"].clone()), (95.into(), 6.into()));
+        assert!(check_store_quota(u64::MAX, 0, u64::MAX, u64::MAX - 1).is_err());
     }
 
     fn raw(json: &str) -> Box<RawValue> {

@@ -1,4 +1,4 @@
-//! `stats`: a session's totals, timestamps and remaining quota.
+//! `stats`: a session's totals, timestamps and remaining quota, and the store's use of its store-wide quota.
 
 use serde::Serialize;
 
@@ -13,7 +13,8 @@ pub struct Stats {
 }
 
 /// `stats`' result. A session that holds nothing has zero totals and `null` timestamps. `totalSize`
-/// is what the quota counts: its items' data and customMetadata.
+/// is what the quota counts: its items' data and customMetadata. `storeTotalSize` is the same count over
+/// every session in the store, of every extension, which the store-wide quota bounds.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StatsResult {
@@ -24,6 +25,9 @@ pub struct StatsResult {
     last_accessed_at: Option<u64>,
     quota_bytes: u64,
     remaining_bytes: u64,
+    store_total_size: u64,
+    store_quota_bytes: u64,
+    store_remaining_bytes: u64,
 }
 
 impl Stats {
@@ -34,7 +38,9 @@ impl Stats {
 
     /// Reads the session's record.
     pub fn apply(self, ctx: &Context) -> Result<StatsResult, CacheError> {
-        let record = ctx.store()?.read(|txn, dbs| dbs.session(txn, &ctx.origin, &self.session_id))?;
+        let (record, store_total) = ctx
+            .store()?
+            .read(|txn, dbs| Ok((dbs.session(txn, &ctx.origin, &self.session_id)?, dbs.store_total(txn)?)))?;
         let total_size = record.map_or(0, |r| r.total_size);
         Ok(StatsResult {
             session_id: self.session_id,
@@ -44,6 +50,9 @@ impl Stats {
             last_accessed_at: record.map(|r| r.last_accessed_at),
             quota_bytes: SESSION_QUOTA_BYTES,
             remaining_bytes: SESSION_QUOTA_BYTES.saturating_sub(total_size),
+            store_total_size: store_total,
+            store_quota_bytes: ctx.store_quota,
+            store_remaining_bytes: ctx.store_quota.saturating_sub(store_total),
         })
     }
 }

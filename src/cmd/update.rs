@@ -63,6 +63,6 @@ impl Update {
             shape: self.data.as_deref().map_or_else(|| previous.shape.clone(), shape),
         };
         let at = ItemAt { origin, session_id: &self.session_id, storage_key: &self.storage_key };
-        replace_item(txn, dbs, at, &previous, meta, self.data.as_deref())
+        replace_item(txn, dbs, ctx, at, &previous, meta, self.data.as_deref())
     }
 }

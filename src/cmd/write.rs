@@ -1,14 +1,16 @@
 //! `write`: stores an item under `{sessionId}_{taskId}_{turnId}` and returns its metadata only.
 //!
 //! Missing taskId/turnId are generated. Writing an existing key replaces the item (last write wins).
-//! The quota check and the write happen in one LMDB write transaction, so the quota holds however many
-//! host processes write at once.
+//! The quota checks (the session's and the store-wide one) and the write happen in one LMDB write
+//! transaction, so the quotas hold however many host processes write at once.
 
 use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-use super::{CacheMetadata, Context, check_quota, custom_metadata, data_and_shape, description, session_id};
+use super::{
+    CacheMetadata, Context, check_quota, check_store_quota, custom_metadata, data_and_shape, description, session_id,
+};
 use crate::error::CacheError;
 use crate::message::{Fields, optional_string};
 use crate::rules::{check_short_id, generate_id, storage_key};
@@ -85,6 +87,8 @@ impl<'f> Write<'f> {
             shape: self.shape.clone(),
         };
         record.total_size = check_quota(record.total_size, replaced.unwrap_or(0), meta.quota_bytes())?;
+        // The replaced item's bytes are still in the store's total: the session's comes from its record.
+        check_store_quota(dbs.store_total(txn)?, replaced.unwrap_or(0), meta.quota_bytes(), ctx.store_quota)?;
         record.item_count += u64::from(replaced.is_none());
         record.last_accessed_at = now;
         let meta = ItemMeta { seq: dbs.next_seq(txn)?, ..meta };

@@ -13,7 +13,7 @@ use clap::{Args, Parser, Subcommand};
 
 use super::browsers::{Browser, Platform, Scope};
 use super::doctor::{DoctorOptions, doctor};
-use super::install::install;
+use super::install::{install, set_store_quota};
 use super::manifest::{
     DEFAULT_EXTENSION_ID, DEFAULT_FIREFOX_EXTENSION_ID, FIREFOX_ID_RULE, HostManifest, is_chrome_extension_id,
     is_firefox_extension_id,
@@ -50,7 +50,17 @@ enum SetupCommand {
     /// <data dir>/install.json for `uninstall`. Without --browser or --user-data-dir it registers with
     /// every browser it finds installed, or with all six when it finds none.
     #[command(after_help = LOCATIONS)]
-    Install(Flags),
+    Install {
+        #[command(flatten)]
+        flags: Flags,
+        /// The most the whole cache store may hold, summed over every session of every extension
+        /// (default 2GiB): bytes, or a number with KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB,
+        /// TiB, e.g. 4GB or 500MB. Recorded in <data dir>/config.json, which hosts read when they
+        /// start; an install without it keeps the recorded one. Not with --system: it is a setting of
+        /// one user's store.
+        #[arg(long, value_name = "SIZE", value_parser = crate::config::parse_size, conflicts_with = "system")]
+        store_quota: Option<u64>,
+    },
     /// Print the manifest `install` writes for a browser, pointing at --path, and write nothing.
     ///
     /// For packagers: a package that puts the binary at a fixed place (a .deb's /usr/bin/llm-cache-host)
@@ -277,7 +287,9 @@ pub fn run(args: &[String]) -> ExitCode {
     let platform = Platform::current();
     let mut stdout = std::io::stdout().lock();
     let result = match cli.command {
-        SetupCommand::Install(flags) => install(&flags.selection(), &platform, &mut stdout).map(|()| true),
+        SetupCommand::Install { flags, store_quota } => install(&flags.selection(), &platform, &mut stdout)
+            .and_then(|()| store_quota.map_or(Ok(()), |bytes| set_store_quota(bytes, &platform, &mut stdout)))
+            .map(|()| true),
         SetupCommand::Manifest { browser, path, extension_ids, firefox_extension_ids } => {
             let manifest = HostManifest::new(browser.family(), &path, &extension_ids, &firefox_extension_ids);
             std::io::Write::write_all(&mut stdout, manifest.to_text().as_bytes())
@@ -335,7 +347,7 @@ mod tests {
 
     #[test]
     fn install_flags() {
-        let SetupCommand::Install(flags) = parse(&["install"]).unwrap() else { panic!() };
+        let SetupCommand::Install { flags, store_quota: None } = parse(&["install"]).unwrap() else { panic!() };
         let selection = flags.selection();
         assert_eq!(selection.extension_ids, [DEFAULT_EXTENSION_ID]);
         assert_eq!(selection.firefox_extension_ids, [DEFAULT_FIREFOX_EXTENSION_ID]);
@@ -356,13 +368,30 @@ mod tests {
             "--user-data-dir",
             "/tmp/p",
         ];
-        let SetupCommand::Install(flags) = parse(&words).unwrap() else { panic!() };
+        let SetupCommand::Install { flags, .. } = parse(&words).unwrap() else { panic!() };
         let selection = flags.selection();
         assert_eq!(selection.browsers, [Browser::Chrome, Browser::Firefox]);
         assert_eq!(selection.extension_ids, ["aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", DEFAULT_EXTENSION_ID]);
         assert_eq!(selection.firefox_extension_ids, ["x@y.z"]);
         assert_eq!(selection.scope, Scope::System);
         assert_eq!(selection.user_data_dirs, [PathBuf::from("/tmp/p")]);
+    }
+
+    #[test]
+    fn store_quota_flag() {
+        let SetupCommand::Install { store_quota, .. } = parse(&["install", "--store-quota", "4GB"]).unwrap() else {
+            panic!()
+        };
+        assert_eq!(store_quota, Some(4_000_000_000));
+        for words in [
+            &["install", "--store-quota", "lots"][..],
+            &["install", "--store-quota", "0"],
+            &["install", "--store-quota", "1GB", "--system"],
+        ] {
+            assert!(parse(words).is_err(), "{words:?}");
+        }
+        let error = parse(&["install", "--store-quota", "4 parsecs"]).unwrap_err().to_string();
+        assert!(error.contains("is not a size") && error.contains("4GB"), "{error}");
     }
 
     #[test]

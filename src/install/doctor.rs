@@ -171,6 +171,7 @@ pub fn doctor(options: &DoctorOptions, platform: &Platform, out: &mut dyn Write)
     }
     report.part = Part::Overall;
     report.check("data directory", data_dir_writable(platform));
+    store_quota_line(platform, &mut report);
     for warning in owner::exposed(&trusted.iter().map(PathBuf::as_path).collect::<Vec<_>>()) {
         report.warn(warning);
     }
@@ -557,6 +558,40 @@ fn check_policies(browser: Browser, options: &DoctorOptions, os: Os, report: &mu
             Some(why) => Err(format!("a policy blocks the host: {why} (from {sources})")),
         },
     );
+}
+
+/// A line with the store's use of its store-wide quota: a note, or a warning when the store is nearly
+/// full (writes past the quota are refused) or the settings file that sets the quota is unusable.
+fn store_quota_line(platform: &Platform, report: &mut Report) {
+    let Some(dir) = platform.data_dir() else { return };
+    let change = "`llm-cache-host install --store-quota <size>` changes it";
+    let quota = match crate::config::load(&dir) {
+        Ok(config) => config.store_quota(),
+        Err(why) => {
+            report.warn(format!(
+                "store quota: {why}; the host uses the default quota of {} until you fix or remove the file ({change})",
+                crate::config::human_size(crate::limits::DEFAULT_STORE_QUOTA_BYTES)
+            ));
+            return;
+        }
+    };
+    let store_dir = paths::store_dir(&dir);
+    let used = match crate::store_file::check(&store_dir) {
+        crate::store_file::FileCheck::Missing => Ok(0),
+        _ => crate::store::Store::open(&store_dir)
+            .and_then(|store| store.read(|txn, dbs| dbs.store_total(txn)))
+            .map_err(|error| error.message.clone()),
+    };
+    match used {
+        Ok(used) => match crate::config::store_use(used, quota) {
+            (phrase, false) => report.note(format!("store: {phrase}; {change}")),
+            (phrase, true) => report.warn(format!(
+                "store: {phrase}: writes past the quota are refused; end the sessions whose tasks are done \
+                 (`llm-cache-host sessions`, then `llm-cache-host end <session>`), or raise it: {change}"
+            )),
+        },
+        Err(why) => report.note(format!("store: its use can't be read ({why}); `llm-cache-host verify` says more")),
+    }
 }
 
 /// The data directory exists (or can be made) and takes a file.

@@ -68,6 +68,33 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
     Ok(())
 }
 
+/// Records the store quota `bytes` in this user's settings file, where every host reads it when it
+/// starts (see [`crate::config`]).
+///
+/// # Errors
+/// When there is no data directory or the file can't be written.
+pub fn set_store_quota(bytes: u64, platform: &Platform, out: &mut dyn Write) -> Result<(), Failure> {
+    let dir = platform.data_dir().ok_or_else(|| Failure("no data directory: set LLM_CACHE_DIR or HOME".into()))?;
+    paths::create_private_dir(&dir).map_err(io_failure("create", &dir))?;
+    let path = crate::config::config_path(&dir);
+    // The other settings, if any, stay; a file that can't be read is replaced, as the new limit is meant.
+    let mut config = crate::config::load(&dir).unwrap_or_default();
+    config.store_quota_bytes = Some(bytes);
+    crate::config::save(&dir, &config).map_err(io_failure("write", &path))?;
+    say(
+        out,
+        format!(
+            "OK   store quota: {bytes} bytes ({}), recorded in {}; hosts started from now on use it",
+            crate::config::human_size(bytes),
+            path.display()
+        ),
+    );
+    if bytes < crate::limits::SESSION_QUOTA_BYTES {
+        say(out, "NOTE that is less than one session may hold (50 MiB): the store quota is reached first");
+    }
+    Ok(())
+}
+
 /// Links the `llm-cache-host` command to the installed binary, and returns how to type it: the plain
 /// name when the link's folder is on PATH, else the binary's full path (with a note saying so).
 fn link_command(

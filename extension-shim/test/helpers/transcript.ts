@@ -14,6 +14,8 @@
  *   such a frame.
  * - `!restart arg...`: a new server for the origin these arguments name (a Chromium origin, or a Firefox manifest
  *   path and add-on id), on the same data; `!unavailable`: servers started from here on can't open their store.
+ * - `!store-quota n`: servers started from here on have a store-wide quota of n bytes, as a host whose owner set it
+ *   at install (before the first request, or after a `!restart`).
  * - `#`: a comment. `#only host: <why>` makes the next request, and the reply that answers it, the host's alone: a
  *   difference PROTOCOL.md allows, such as the wording of StorageUnavailableError or `backend` in `hello`.
  *
@@ -33,9 +35,10 @@ export interface TranscriptServer {
 export interface ReplayHooks {
   /**
    * A server for `origin` on the transcript's data (the same origin's data survives a restart); `unavailable`
-   * when its store must fail to open. Called before the first request and after each `!restart`.
+   * when its store must fail to open; `storeQuotaBytes` its store-wide quota, or undefined for the host's default.
+   * Called before the first request and after each `!restart`.
    */
-  start(origin: string, unavailable: boolean): Promise<TranscriptServer>;
+  start(origin: string, unavailable: boolean, storeQuotaBytes: number | undefined): Promise<TranscriptServer>;
   /** Lets go of a server, before a restart and at the end. */
   stop?(server: TranscriptServer): Promise<void> | void;
 }
@@ -66,6 +69,7 @@ export async function replayTranscript(name: string, text: string, hooks: Replay
   let server: TranscriptServer | undefined;
   let origin = DEFAULT_ORIGIN;
   let unavailable = false;
+  let storeQuotaBytes: number | undefined;
   let onlyHost: string | undefined;
   const lines = text.split("\n");
 
@@ -83,13 +87,18 @@ export async function replayTranscript(name: string, text: string, hooks: Replay
       unavailable = true;
       continue;
     }
+    if (line.startsWith("!store-quota ")) {
+      if (server) throw new Error(`${at}: !store-quota comes before the server starts: first, or after !restart`);
+      storeQuotaBytes = Number(line.slice("!store-quota ".length).trim());
+      continue;
+    }
     if (line.startsWith("!restart")) {
       if (server) await hooks.stop?.(server);
       server = undefined;
       origin = originOf(line.slice("!restart".length).trim().split(/\s+/));
       continue;
     }
-    server ??= await hooks.start(origin, unavailable);
+    server ??= await hooks.start(origin, unavailable, storeQuotaBytes);
     const request = (made: Pending) => {
       if (onlyHost !== undefined) {
         made = { skipped: `#only host: ${onlyHost}`, line: number };

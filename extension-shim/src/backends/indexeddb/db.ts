@@ -5,13 +5,16 @@
  * for every context of the extension (service worker, side panel, pages), so one transaction that checks the
  * quota and writes holds the quota across all of them.
  *
- * # Schema (database `llm-cache`, version 1)
+ * # Schema (database `llm-cache`, version 2)
  * - `items`: an item's metadata (`ItemRecord`), keyed by its storage key. Never its data, so that `list` reads no
  *   data. Index `bySessionTime` on `[sessionId, timestamp, storageKey]`: a session's items in `list` order when
  *   walked backwards (newest first, then the greater key first, as the host orders them).
  * - `data`: an item's data, keyed by its storage key: the compact JSON text exactly as the host would store it.
  * - `sessions`: a session's totals and times (`SessionRecord`), keyed by its id, present while it holds items,
  *   kept equal to the sum over its items in every transaction. Index `byLastAccess`, for the orphan sweep.
+ * - `counters` (version 2): `storeTotal`, the sum of every session's `totalSize`, kept equal to it in every
+ *   transaction that changes one, so that the store-wide quota is checked without a scan. A database of version 1
+ *   gets it in the upgrade, summed once from its sessions.
  *
  * An extension's origin is its database's: the browser keeps every origin's IndexedDB apart, as the host keeps
  * origins apart in its keys.
@@ -21,19 +24,23 @@
 export const DATABASE_NAME = "llm-cache";
 
 /** The schema's version; a new one needs an upgrade step in `openDatabase`. */
-export const DATABASE_VERSION = 1;
+export const DATABASE_VERSION = 2;
 
 /** The object stores. */
 export const ITEMS = "items";
 export const DATA = "data";
 export const SESSIONS = "sessions";
+export const COUNTERS = "counters";
+
+/** The key in `counters` of the store's running total. */
+export const STORE_TOTAL = "storeTotal";
 
 /** The indexes. */
 export const BY_SESSION_TIME = "bySessionTime";
 export const BY_LAST_ACCESS = "byLastAccess";
 
-/** Every store an item's change touches: its metadata, its data and its session's totals. */
-export const ITEM_STORES = [ITEMS, DATA, SESSIONS];
+/** Every store an item's change touches: its metadata, its data, its session's totals and the store's. */
+export const ITEM_STORES = [ITEMS, DATA, SESSIONS, COUNTERS];
 
 /** An item's metadata, as `items` keeps it. */
 export interface ItemRecord {
@@ -80,13 +87,31 @@ export function newSession(sessionId: string, now: number): SessionRecord {
 export function openDatabase(factory: IDBFactory, name: string): Promise<IDBDatabase> {
   return new Promise((resolve, reject) => {
     const opening = factory.open(name, DATABASE_VERSION);
-    opening.onupgradeneeded = () => {
+    opening.onupgradeneeded = (event) => {
       const db = opening.result;
-      const items = db.createObjectStore(ITEMS, { keyPath: "storageKey" });
-      items.createIndex(BY_SESSION_TIME, ["sessionId", "timestamp", "storageKey"]);
-      db.createObjectStore(DATA);
-      const sessions = db.createObjectStore(SESSIONS, { keyPath: "sessionId" });
-      sessions.createIndex(BY_LAST_ACCESS, "lastAccessedAt");
+      const upgrade = opening.transaction;
+      if (event.oldVersion < 1) {
+        const items = db.createObjectStore(ITEMS, { keyPath: "storageKey" });
+        items.createIndex(BY_SESSION_TIME, ["sessionId", "timestamp", "storageKey"]);
+        db.createObjectStore(DATA);
+        const sessions = db.createObjectStore(SESSIONS, { keyPath: "sessionId" });
+        sessions.createIndex(BY_LAST_ACCESS, "lastAccessedAt");
+      }
+      if (event.oldVersion < 2 && upgrade !== null) {
+        // The running total starts as the sum of the sessions' totals, walked once, in the upgrade's transaction.
+        const counters = db.createObjectStore(COUNTERS);
+        let total = 0;
+        const walk = upgrade.objectStore(SESSIONS).openCursor();
+        walk.onsuccess = () => {
+          const cursor = walk.result;
+          if (cursor === null) {
+            counters.put(total, STORE_TOTAL);
+            return;
+          }
+          total += (cursor.value as SessionRecord).totalSize;
+          cursor.continue();
+        };
+      }
     };
     opening.onsuccess = () => {
       const db = opening.result;
@@ -187,6 +212,18 @@ export function sessionItems(sessionId: string, before?: readonly [number, strin
 /** Saves a session's totals, or removes its record when it holds no item, as the host's `put_session`. */
 export function putSession(sessions: IDBObjectStore, record: SessionRecord): Promise<unknown> {
   return record.itemCount === 0 ? request(sessions.delete(record.sessionId)) : request(sessions.put(record));
+}
+
+/** The store's running total: the bytes every session holds (0 in a database that holds nothing yet). */
+export async function storeTotal(tx: IDBTransaction): Promise<number> {
+  return ((await request(tx.objectStore(COUNTERS).get(STORE_TOTAL))) as number | undefined) ?? 0;
+}
+
+/** Moves the store's running total by `delta` bytes, as a session's total moved. */
+export async function moveStoreTotal(tx: IDBTransaction, delta: number): Promise<void> {
+  if (delta === 0) return;
+  const total = await storeTotal(tx);
+  await request(tx.objectStore(COUNTERS).put(Math.max(total + delta, 0), STORE_TOTAL));
 }
 
 /**

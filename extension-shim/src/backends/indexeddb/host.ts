@@ -15,7 +15,7 @@
  * - json/: the TypeScript twin of the host's walks over JSON text.
  */
 
-import { MAX_REQUEST_BYTES, OVERSIZED_HEAD_BYTES } from "../../protocol.js";
+import { MAX_REQUEST_BYTES, OVERSIZED_HEAD_BYTES, STORE_QUOTA_BYTES } from "../../protocol.js";
 import { DATABASE_NAME, openDatabase } from "./db.js";
 import { utf8Length } from "./json/index.js";
 import { idError, idInHead, parseFields, recoverId, requiredString, usableId, type Fields } from "./request.js";
@@ -37,6 +37,42 @@ export interface IdbHostOptions {
   now?: () => number;
   /** Fills a buffer with random bytes, for generated ids; `crypto.getRandomValues` when left out. */
   random?: (bytes: Uint8Array) => void;
+  /**
+   * The store-wide quota, in bytes: what every session may hold together (PROTOCOL.md section 5.7). When left out it
+   * is `storeQuotaFrom(await navigator.storage.estimate())`, found when the host is made and again at each
+   * `maintain()`, and the host's default where the context has no `navigator.storage` (Node).
+   */
+  storeQuotaBytes?: number;
+}
+
+/** What `navigator.storage.estimate()` resolves with (the Storage Standard's StorageEstimate); both may be missing. */
+export interface StorageEstimate {
+  quota?: number;
+  usage?: number;
+}
+
+/**
+ * The store-wide quota within what the browser grants the extension: the host's default (STORE_QUOTA_BYTES), or half
+ * the origin's quota when that is less. Half, because IndexedDB stores more than the bytes the quota counts (the
+ * item's record and indexes beside its data, strings maybe as UTF-16), and the extension keeps more than this cache
+ * in its origin; the bound then holds before the browser's own QuotaExceededError does. No quota: the default.
+ */
+export function storeQuotaFrom(estimate: StorageEstimate | undefined): number {
+  const quota = estimate?.quota;
+  if (typeof quota !== "number" || !Number.isFinite(quota) || quota < 0) return STORE_QUOTA_BYTES;
+  return Math.min(STORE_QUOTA_BYTES, Math.floor(quota / 2));
+}
+
+/** The store-wide quota this context's browser allows (see `storeQuotaFrom`); never rejects. */
+async function estimatedStoreQuota(): Promise<number> {
+  const storage = (globalThis as { navigator?: { storage?: { estimate?: () => Promise<StorageEstimate> } } }).navigator?.storage;
+  if (typeof storage?.estimate !== "function") return STORE_QUOTA_BYTES;
+  try {
+    return storeQuotaFrom(await storage.estimate());
+  } catch {
+    // A browser that can't say (a storage error, an opaque context) gets the default, as Node does.
+    return STORE_QUOTA_BYTES;
+  }
 }
 
 /** The database once opened, or why it can't be. */
@@ -50,6 +86,10 @@ export class IdbHost {
   #opened: Promise<Opened> | undefined;
   /** The request being answered: the next one waits for it, so requests run one at a time, in order, as in the host. */
   #queue: Promise<unknown> = Promise.resolve();
+  /** The store quota given as an option, which estimates never replace. */
+  readonly #fixedStoreQuota: number | undefined;
+  /** The store-wide quota in force, or its estimate under way. */
+  #storeQuota: Promise<number>;
 
   /** Starts opening the database at once; `hello` doesn't wait for it, every other op does. */
   constructor(options: IdbHostOptions = {}) {
@@ -57,7 +97,13 @@ export class IdbHost {
     this.#name = options.databaseName ?? DATABASE_NAME;
     const now = options.now ?? Date.now;
     const random = options.random ?? ((bytes: Uint8Array) => void crypto.getRandomValues(bytes as Uint8Array<ArrayBuffer>));
-    this.#context = { db: () => this.#db(), now, random };
+    const fixed = options.storeQuotaBytes;
+    if (fixed !== undefined && !(Number.isSafeInteger(fixed) && fixed >= 0)) {
+      throw new RangeError(`storeQuotaBytes must be a whole number of bytes, not ${String(fixed)}`);
+    }
+    this.#fixedStoreQuota = fixed;
+    this.#storeQuota = fixed === undefined ? estimatedStoreQuota() : Promise.resolve(fixed);
+    this.#context = { db: () => this.#db(), now, random, storeQuota: () => this.#storeQuota };
     this.#opened = this.#open();
   }
 
@@ -74,13 +120,16 @@ export class IdbHost {
   }
 
   /**
-   * Removes the sessions nobody touched for 24 hours (PROTOCOL.md section 5.11) and returns how many. Its owner
+   * Removes the sessions nobody touched for 24 hours (PROTOCOL.md section 5.11) and returns how many, and finds the
+   * store quota again from what the browser grants (unless it was given as an option). Its owner
    * runs it when the extension starts and every hour (ORPHAN_SWEEP_EVERY_MS) while it runs. It takes its turn
    * with the requests, as the host's sweep does, so a request sent after it sees the sweep done.
    *
    * @throws HostError StorageUnavailableError when the database can't be opened or fails.
    */
   maintain(): Promise<number> {
+    // What the browser grants changes with the disk's free space: the quota follows it, unless it was given.
+    if (this.#fixedStoreQuota === undefined) this.#storeQuota = estimatedStoreQuota();
     const swept = this.#queue.then(async () => {
       try {
         return await removeOrphans(this.#context);
@@ -152,8 +201,10 @@ export class IdbHost {
     const ctx = this.#context;
     const op = requiredString(fields.op, "op");
     switch (op) {
-      case "hello":
-        return Promise.resolve(helloJson(parseHello(fields)));
+      case "hello": {
+        const hello = parseHello(fields);
+        return ctx.storeQuota().then((storeQuota) => helloJson(hello, storeQuota));
+      }
       case "write":
         return write(ctx, parseWrite(fields));
       case "read":

@@ -36,6 +36,11 @@ export interface Context {
   now(): number;
   /** Fills a buffer with random bytes, for generated ids. */
   random(bytes: Uint8Array): void;
+  /**
+   * The store-wide quota in force. Ops await it before their transaction begins: a transaction whose body awaits
+   * anything but its own requests commits early.
+   */
+  storeQuota(): Promise<number>;
 }
 
 /** Reads and checks the request's `sessionId`. */
@@ -183,16 +188,40 @@ export function checkQuota(total: number, freed: number, requested: number): num
   const current = Math.max(total - freed, 0);
   const newTotal = current + requested;
   if (newTotal <= SESSION_QUOTA_BYTES) return newTotal;
-  throw new HostError(
-    "QuotaExceededError",
+  throw quotaExceeded(
     `the session holds ${current} bytes; ${requested} more (data and customMetadata) would pass its quota of ${SESSION_QUOTA_BYTES}`,
     "delete items the task no longer needs (list shows their sizes) or store a smaller summary, then try again",
-  )
-    .expected(`a session total of at most ${SESSION_QUOTA_BYTES} bytes`)
-    .actual(`${current} + ${requested} = ${newTotal} bytes`)
+    ["session", current, requested, SESSION_QUOTA_BYTES],
+  );
+}
+
+/**
+ * Whether the store may hold `requested` bytes in place of `freed` ones (an item's data and customMetadata), when it
+ * holds `total` in all and may hold `limit`; only growth is refused, so a store over a lowered limit may shrink.
+ *
+ * @throws HostError `QuotaExceededError` naming the store-wide limit, with the store's total, the request and the limit.
+ */
+export function checkStoreQuota(total: number, freed: number, requested: number, limit: number): void {
+  const current = Math.max(total - freed, 0);
+  if (current + requested <= limit || requested <= freed) return;
+  throw quotaExceeded(
+    `the cache store holds ${current} bytes in all its sessions; ${requested} more (data and customMetadata) would pass its store-wide limit of ${limit}`,
+    "end the sessions whose tasks are done (endSession; a person can see every session with `llm-cache-host sessions` and remove one with `llm-cache-host end <session>`), or delete items no longer needed, then try again; the limit itself is raised with `llm-cache-host install --store-quota <size>`",
+    ["store", current, requested, limit],
+  );
+}
+
+/**
+ * `QuotaExceededError` with its message and suggestion, and the fields every quota's refusal has: what the `whose`
+ * total may be, and `current + requested` against `limit`.
+ */
+function quotaExceeded(message: string, suggestion: string, [whose, current, requested, limit]: [string, number, number, number]): HostError {
+  return new HostError("QuotaExceededError", message, suggestion)
+    .expected(`a ${whose} total of at most ${limit} bytes`)
+    .actual(`${current} + ${requested} = ${current + requested} bytes`)
     .detail("current", current)
     .detail("requested", requested)
-    .detail("limit", SESSION_QUOTA_BYTES);
+    .detail("limit", limit);
 }
 
 /** An item's metadata as replies show it (CacheMetadata, PROTOCOL.md section 4.0): never its data. */

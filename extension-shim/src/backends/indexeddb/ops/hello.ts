@@ -52,13 +52,14 @@ export function parseHello(fields: Fields): Hello {
 }
 
 /**
- * `hello`'s result. It says `"encoding": "gzip"` when asked, as the host does, but this store never sends a
+ * `hello`'s result, with the store-wide quota in force. It says `"encoding": "gzip"` when asked, as the host does, but this store never sends a
  * compressed reply: compressing costs time and saves nothing when the reply doesn't cross a pipe, and PROTOCOL.md
  * section 3.5 has clients take any reply as it comes.
  */
-export function helloJson(hello: Hello): string {
+export function helloJson(hello: Hello, storeQuota: number): string {
   const limits =
-    `{"maxItemBytes":${MAX_ITEM_BYTES},"sessionQuotaBytes":${SESSION_QUOTA_BYTES},"maxDescriptionChars":${MAX_DESCRIPTION_CHARS},` +
+    `{"maxItemBytes":${MAX_ITEM_BYTES},"sessionQuotaBytes":${SESSION_QUOTA_BYTES},"storeQuotaBytes":${storeQuota},` +
+    `"maxDescriptionChars":${MAX_DESCRIPTION_CHARS},` +
     `"maxReplyFrameBytes":${MAX_REPLY_FRAME_BYTES},"maxRequestFrameBytes":${MAX_REQUEST_BYTES},` +
     `"maxReadManyBytes":${MAX_READ_MANY_BYTES},"maxQueryWords":${MAX_QUERY_WORDS},"maxQueryBytes":${MAX_QUERY_BYTES},` +
     `"maxSearchPointerBytes":${MAX_SEARCH_POINTER_BYTES}}`;

@@ -10,14 +10,17 @@
 import { ORPHAN_AFTER_MS, SESSION_QUOTA_BYTES } from "../../../protocol.js";
 import {
   BY_LAST_ACCESS,
+  COUNTERS,
   DATA,
   each,
   ITEM_STORES,
   ITEMS,
   keysOf,
+  moveStoreTotal,
   putSession,
   request,
   SESSIONS,
+  storeTotal,
   transact,
   type ItemRecord,
   type SessionRecord,
@@ -51,8 +54,11 @@ export async function deleteItem(ctx: Context, cmd: Delete): Promise<string> {
     const sessions = tx.objectStore(SESSIONS);
     const record = (await request(sessions.get(cmd.sessionId))) as SessionRecord | undefined;
     if (record !== undefined) {
+      const before = record.totalSize;
       record.totalSize = Math.max(record.totalSize - freed, 0);
       record.itemCount = Math.max(record.itemCount - 1, 0);
+      // A record left with no item is removed, and counts nothing, as in the host's `put_session`.
+      await moveStoreTotal(tx, (record.itemCount === 0 ? 0 : record.totalSize) - before);
       record.lastAccessedAt = ctx.now();
       await putSession(sessions, record);
     }
@@ -72,17 +78,22 @@ export async function endSession(ctx: Context, sessionId: string): Promise<strin
   return `{"sessionId":${quote(sessionId)},"deletedItems":${removed.items},"freedBytes":${removed.bytes}}`;
 }
 
-/** A session's totals, timestamps and remaining quota; a session that holds nothing has zeros and nulls. */
+/**
+ * A session's totals, timestamps and remaining quota, and the store's use of its store-wide quota; a session that
+ * holds nothing has zeros and nulls.
+ */
 export async function stats(ctx: Context, sessionId: string): Promise<string> {
   const db = await ctx.db();
-  const record = await transact(db, [SESSIONS], "readonly", async (tx) => {
-    return (await request(tx.objectStore(SESSIONS).get(sessionId))) as SessionRecord | undefined;
+  const limit = await ctx.storeQuota();
+  const [record, store] = await transact(db, [SESSIONS, COUNTERS], "readonly", async (tx) => {
+    return [(await request(tx.objectStore(SESSIONS).get(sessionId))) as SessionRecord | undefined, await storeTotal(tx)] as const;
   });
   const totalSize = record?.totalSize ?? 0;
   return (
     `{"sessionId":${quote(sessionId)},"totalSize":${totalSize},"itemCount":${record?.itemCount ?? 0},` +
     `"createdAt":${numberOrNull(record?.createdAt)},"lastAccessedAt":${numberOrNull(record?.lastAccessedAt)},` +
-    `"quotaBytes":${SESSION_QUOTA_BYTES},"remainingBytes":${Math.max(SESSION_QUOTA_BYTES - totalSize, 0)}}`
+    `"quotaBytes":${SESSION_QUOTA_BYTES},"remainingBytes":${Math.max(SESSION_QUOTA_BYTES - totalSize, 0)},` +
+    `"storeTotalSize":${store},"storeQuotaBytes":${limit},"storeRemainingBytes":${Math.max(limit - store, 0)}}`
   );
 }
 
@@ -113,8 +124,13 @@ export async function removeOrphans(ctx: Context): Promise<number> {
   return removed;
 }
 
-/** Deletes a session's items, their data and its record in the transaction `tx`; what it removed. */
+/**
+ * Deletes a session's items, their data and its record in the transaction `tx`, and takes the record's total from the
+ * store's; what it removed.
+ */
 async function removeSession(tx: IDBTransaction, sessionId: string): Promise<{ items: number; bytes: number }> {
+  const record = (await request(tx.objectStore(SESSIONS).get(sessionId))) as SessionRecord | undefined;
+  if (record !== undefined) await moveStoreTotal(tx, -record.totalSize);
   let [items, bytes] = [0, 0];
   await each(tx.objectStore(ITEMS).openCursor(keysOf(sessionId)), (cursor) => {
     items++;

@@ -3,18 +3,32 @@
  * data, description or customMetadata) and `append` (elements to an array, or text to a string, inside an item).
  * The twins of the host's `src/cmd/{write,update,append}.rs`.
  *
- * Each is one read-write transaction over the item, its data and its session's totals, which checks the item
- * limit and the quota and then writes, or throws and so changes nothing.
+ * Each is one read-write transaction over the item, its data, its session's totals and the store's, which checks the
+ * item limit, the session quota and the store-wide quota and then writes, or throws and so changes nothing.
  */
 
 import { MAX_ITEM_BYTES } from "../../../protocol.js";
-import { DATA, ITEM_STORES, ITEMS, newSession, putSession, request, SESSIONS, transact, type ItemRecord, type SessionRecord } from "../db.js";
+import {
+  DATA,
+  ITEM_STORES,
+  ITEMS,
+  moveStoreTotal,
+  newSession,
+  putSession,
+  request,
+  SESSIONS,
+  storeTotal,
+  transact,
+  type ItemRecord,
+  type SessionRecord,
+} from "../db.js";
 import { checkShortId, generateId, shape, storageKey, utf8Length } from "../json/index.js";
 import { jsonTypeName, optionalString, type Fields } from "../request.js";
 import { HostError } from "../wire.js";
 import {
   atPointer,
   checkQuota,
+  checkStoreQuota,
   customMetadataOf,
   dataOf,
   descriptionOf,
@@ -59,6 +73,7 @@ export function parseWrite(fields: Fields): Write {
 /** Stores the item; its metadata (never its data) is the result. */
 export async function write(ctx: Context, cmd: Write): Promise<string> {
   const db = await ctx.db();
+  const limit = await ctx.storeQuota();
   return transact(db, ITEM_STORES, "readwrite", async (tx) => {
     const [items, data, sessions] = [tx.objectStore(ITEMS), tx.objectStore(DATA), tx.objectStore(SESSIONS)];
     const now = ctx.now();
@@ -74,7 +89,10 @@ export async function write(ctx: Context, cmd: Write): Promise<string> {
       shape: shape(cmd.data),
     };
     if (cmd.customMetadata !== undefined) item.customMetadata = cmd.customMetadata;
-    record.totalSize = checkQuota(record.totalSize, previous === undefined ? 0 : quotaOf(previous), quotaOf(item));
+    const [before, freed] = [record.totalSize, previous === undefined ? 0 : quotaOf(previous)];
+    record.totalSize = checkQuota(record.totalSize, freed, quotaOf(item));
+    checkStoreQuota(await storeTotal(tx), freed, quotaOf(item), limit);
+    await moveStoreTotal(tx, record.totalSize - before);
     record.itemCount += previous === undefined ? 1 : 0;
     record.lastAccessedAt = now;
     await request(items.put(item));
@@ -135,6 +153,7 @@ export function parseUpdate(fields: Fields): Update {
 /** Rewrites the item with a new timestamp, checking the quota in the same transaction. */
 export async function update(ctx: Context, cmd: Update): Promise<string> {
   const db = await ctx.db();
+  const limit = await ctx.storeQuota();
   return transact(db, ITEM_STORES, "readwrite", async (tx) => {
     const now = ctx.now();
     const previous = (await request(tx.objectStore(ITEMS).get(cmd.storageKey))) as ItemRecord | undefined;
@@ -147,7 +166,7 @@ export async function update(ctx: Context, cmd: Update): Promise<string> {
       shape: cmd.data === undefined ? previous.shape : shape(cmd.data),
     };
     if (cmd.customMetadata !== undefined) item.customMetadata = cmd.customMetadata;
-    return replaceItem(tx, previous, item, cmd.data);
+    return replaceItem(tx, limit, previous, item, cmd.data);
   });
 }
 
@@ -181,6 +200,7 @@ export function parseAppend(fields: Fields): Append {
 /** Splices the data in and stores the result with a new timestamp and shape. */
 export async function append(ctx: Context, cmd: Append): Promise<string> {
   const db = await ctx.db();
+  const limit = await ctx.storeQuota();
   return transact(db, ITEM_STORES, "readwrite", async (tx) => {
     const now = ctx.now();
     const previous = (await request(tx.objectStore(ITEMS).get(cmd.storageKey))) as ItemRecord | undefined;
@@ -205,7 +225,7 @@ export async function append(ctx: Context, cmd: Append): Promise<string> {
       dataSize: size,
       shape: shape(text),
     };
-    return replaceItem(tx, previous, item, text);
+    return replaceItem(tx, limit, previous, item, text);
   });
 }
 
@@ -240,13 +260,16 @@ function spliced(cmd: Append, text: string): string {
 
 /**
  * Replaces the existing item `previous` by `item` (and its data, when the data changes) in the transaction `tx`:
- * the quota is checked against the session's total without the old item, and the session's totals and last
- * access move with it.
+ * the quotas (the session's, and the store-wide `limit`) are checked against the totals without the old item, and
+ * the session's totals, the store's and the last access move with it.
  */
-async function replaceItem(tx: IDBTransaction, previous: ItemRecord, item: ItemRecord, data: string | undefined): Promise<string> {
+async function replaceItem(tx: IDBTransaction, limit: number, previous: ItemRecord, item: ItemRecord, data: string | undefined): Promise<string> {
   const sessions = tx.objectStore(SESSIONS);
   const record = ((await request(sessions.get(item.sessionId))) as SessionRecord | undefined) ?? newSession(item.sessionId, item.timestamp);
+  const before = record.totalSize;
   record.totalSize = checkQuota(record.totalSize, quotaOf(previous), quotaOf(item));
+  checkStoreQuota(await storeTotal(tx), quotaOf(previous), quotaOf(item), limit);
+  await moveStoreTotal(tx, record.totalSize - before);
   record.lastAccessedAt = item.timestamp;
   await request(tx.objectStore(ITEMS).put(item));
   if (data !== undefined) await request(tx.objectStore(DATA).put(data, item.storageKey));
