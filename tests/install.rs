@@ -474,12 +474,13 @@ fn the_command_works_as_typed_after_install() {
     let mut host = common::Session::start(&machine.data(), DEMO_ORIGIN);
     host.ok(json!({"id": 1, "op": "write", "sessionId": "conv_u", "data": 1, "description": "d"}));
     assert!(host.close().1.success());
+    std::fs::write(machine.data().join("config.json"), r#"{"storeQuotaBytes": 5000000}"#).unwrap();
     let run = machine.run(&["uninstall"]);
     assert_ok(&run, "uninstall");
     assert!(!bin.join("llm-cache-host").exists() && std::fs::symlink_metadata(bin.join("llm-cache-host")).is_err());
     assert!(run.stdout.contains("target/release/llm-cache-host doctor"), "{}", run.stdout);
     assert!(
-        run.stdout.contains(&format!("The cached data and logs stay in {}", machine.data().display())),
+        run.stdout.contains(&format!("The cached data, logs and settings stay in {}", machine.data().display())),
         "{}",
         run.stdout
     );

@@ -84,7 +84,7 @@ fn data_left(purge: bool, platform: &Platform, out: &mut dyn Write) -> Result<()
             say(
                 out,
                 format!(
-                    "The cached data and logs stay in {}; `llm-cache-host uninstall --purge` (or deleting that folder) removes them.",
+                    "The cached data, logs and settings stay in {}; `llm-cache-host uninstall --purge` (or deleting that folder) removes them.",
                     data_dir.display()
                 ),
             );
@@ -97,6 +97,12 @@ fn data_left(purge: bool, platform: &Platform, out: &mut dyn Write) -> Result<()
             Err(error) if error.kind() == io::ErrorKind::NotFound => {}
             Err(error) => return Err(Failure(format!("can't remove {}: {error}", folder.display()))),
         }
+    }
+    // The settings (the store-wide quota) bound the data just removed, so they go with it.
+    let config = crate::config::config_path(&data_dir);
+    match remove_file(&config) {
+        Ok(()) => {}
+        Err(error) => return Err(Failure(format!("can't remove {}: {error}", config.display()))),
     }
     // The data directory itself goes when nothing else is left in it.
     let _ = std::fs::remove_dir(&data_dir);
