@@ -16,7 +16,7 @@
 
 import type { CacheBackend } from "../backend.js";
 import { CacheError, InvalidRequestError } from "../errors.js";
-import { MAX_DESCRIPTION_CHARS, utf8Length } from "../protocol.js";
+import { MAX_DESCRIPTION_CHARS, utf8Length, type StatsResult } from "../protocol.js";
 import { toolDefinitions, type ToolDefinitions } from "./definitions.js";
 import { ITEM_COLUMNS, describeShape, echo, formatAge, formatSize, itemLine, oneLine, pageLine } from "./format.js";
 import { fullKey, keyIdFor, shortKey } from "./keys.js";
@@ -259,16 +259,25 @@ export class StorageTool {
 
   async #stats(context: ToolContext): Promise<string> {
     const stats = await this.#client.stats(context.sessionId);
-    const quota = formatSize(stats.quotaBytes);
-    if (stats.itemCount === 0) return `the cache of this session is empty; ${quota} free`;
+    const space = freeSpace(stats);
+    if (stats.itemCount === 0) return `the cache of this session is empty; ${space}`;
     const now = this.#now();
     const created = stats.createdAt === null ? "" : `; created ${formatAge(now - stats.createdAt)} ago`;
     const used = stats.lastAccessedAt === null ? "" : `, last used ${formatAge(now - stats.lastAccessedAt)} ago`;
-    return (
-      `${itemCount(stats.itemCount)}, ${formatSize(stats.totalSize)} used, ` +
-      `${formatSize(stats.remainingBytes)} of ${quota} free${created}${used}`
-    );
+    return `${itemCount(stats.itemCount)}, ${formatSize(stats.totalSize)} used, ${space}${created}${used}`;
   }
+}
+
+/**
+ * What the session can still take, as `stats` says it: the smaller of what its own quota and the store-wide quota
+ * leave (a host older than the store quota reports only the first), rounded down. "49.9MB of 50MB free" while the
+ * session's quota is what binds; "1.2MB free (store-wide limit)" when the store, shared with other sessions, is.
+ */
+function freeSpace(stats: StatsResult): string {
+  const store = stats.storeRemainingBytes;
+  if (store !== undefined && store < stats.remainingBytes) return `${formatSize(store, "down")} free (store-wide limit)`;
+  const free = formatSize(stats.remainingBytes, "down");
+  return stats.itemCount === 0 ? `${free} free` : `${free} of ${formatSize(stats.quotaBytes)} free`;
 }
 
 /**
