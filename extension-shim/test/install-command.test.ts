@@ -132,9 +132,9 @@ describe("shell words", () => {
   });
 });
 
-/** Every command of every way on `os`. */
+/** Every command of every way on `os`, building from source included. */
 const commands = (os: string, id: string) =>
-  installWays(os, id).flatMap((way) => way.steps.flatMap((step) => (step.command === undefined ? [] : [step.command])));
+  installWays({ os, extensionId: id }, { showFromSource: true }).flatMap((way) => way.steps.flatMap((step) => (step.command === undefined ? [] : [step.command])));
 
 describe("the install page's commands", () => {
   it("take the flag of the id's browser, with the id quoted for each OS's shell", () => {
@@ -224,7 +224,7 @@ function machine(): { root: string; env: NodeJS.ProcessEnv; remove: () => void }
 
 /**
  * The folders the commands run in, as a person has them: the release tarball (holding the binary), the folder
- * the macOS binary was downloaded to, and a checkout with install.sh, its id rules and the built binary.
+ * the macOS tarball was unpacked in, and a checkout with install.sh, its id rules and the built binary.
  */
 function stage(root: string): void {
   const repo = fileURLToPath(new URL("../../../", import.meta.url));

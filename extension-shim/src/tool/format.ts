@@ -22,6 +22,11 @@ export function formatSize(bytes: number, rounding: "nearest" | "down" = "neares
   return `${oneDecimal(bytes / (1024 * 1024))}MB`;
 }
 
+/** "1 item", "2 items": a count of items, singular or plural as it needs. */
+export function itemCount(count: number): string {
+  return count === 1 ? "1 item" : `${count} items`;
+}
+
 /** How long ago, in the largest whole unit: 45s, 12m, 3h, 2d. */
 export function formatAge(milliseconds: number): string {
   const seconds = Math.max(0, Math.floor(milliseconds / 1000));

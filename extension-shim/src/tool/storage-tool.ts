@@ -18,7 +18,7 @@ import type { CacheBackend } from "../backend.js";
 import { CacheError, InvalidRequestError } from "../errors.js";
 import { MAX_DESCRIPTION_CHARS, utf8Length, type StatsResult } from "../protocol.js";
 import { toolDefinitions, type ToolDefinitions } from "./definitions.js";
-import { ITEM_COLUMNS, describeShape, echo, formatAge, formatSize, itemLine, oneLine, pageLine } from "./format.js";
+import { ITEM_COLUMNS, describeShape, echo, formatAge, formatSize, itemCount, itemLine, oneLine, pageLine } from "./format.js";
 import { fullKey, keyIdFor, shortKey } from "./keys.js";
 import { CACHE_ACTIONS, DEFAULT_LIST_LIMIT, DEFAULT_SEARCH_LIMIT, MAX_PAGE_LIMIT, STORAGE_TOOL_NAME, toolName, type ToolNameOption } from "./spec.js";
 
@@ -415,10 +415,6 @@ function names(text: string, value: string): boolean {
 
 /** A text without its final period, so that one can be added without doubling Chrome's ("… not found."). */
 /** "1 item", "2 items". */
-function itemCount(count: number): string {
-  return count === 1 ? "1 item" : `${count} items`;
-}
-
 function sentence(text: string): string {
   return text.replace(/\.+$/, "");
 }
