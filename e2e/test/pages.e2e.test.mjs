@@ -1,7 +1,12 @@
 // The shim's two extension pages in real Chromium, opened as tabs of the demo extension
 // (chrome-extension://<id>/lib/pages/…), checked on the DOM they build:
-// - the install page: with no host, Chrome's not-installed reason and the Linux steps with the demo's id; then,
-//   with the host installed while the page is open, the page brought back into view shows the host and its version;
+// - the install page: with no host, a calm sentence that the cache is kept in the browser, Chrome's not-installed
+//   reason, the Linux steps with the demo's id and no building from source, each with a Copy button that puts the
+//   command on the clipboard; then, with the host installed while the page is open, the page brought back into view
+//   says "llm-cache-host <version> serves this extension's cache";
+// - the developer's settings (llm-cache-pages.json): the extension's name in the title, the download links and the
+//   file names at their ends in the commands; and the viewer with no host: the calm backend sentence, no error,
+//   "1 item deleted", and no End button for the ended session;
 // - the cache viewer: items the demo's worker wrote, their rows, one item's data at a pointer and its pages,
 //   deleting an item (after a confirm step), ending the session; descriptions and data that look like HTML stay text;
 //   an item nested 7,000 deep shown whole, with its metadata and Delete, and a bidi override in a description shown
@@ -79,6 +84,10 @@ describe("the install page in Chromium", { skip: SKIP, timeout: 120_000 }, () =>
     page = await openPage(s.browser, "install.html");
     await until(page, "a first status", () => document.getElementById("llm-cache-install")?.dataset.checks === "1");
     assert.equal(await page.getAttribute("#status", "data-backend"), "indexeddb");
+    assert.equal(await page.textContent("#status-summary"), "This extension's cache is kept in the browser (IndexedDB); the native host isn't installed.");
+    // The manifest's name, without settings of the developer's.
+    assert.equal(await page.title(), "LLM cache demo: LLM cache host");
+    assert.equal(await page.textContent("h1"), "LLM cache demo: LLM cache host");
     const details = await page.textContent("#status-details");
     assert.match(details, /in the browser \(IndexedDB\)/);
     assert.match(details, /the native host is not installed: the browser found no manifest for com\.browserx\.llm_cache/);
@@ -89,9 +98,26 @@ describe("the install page in Chromium", { skip: SKIP, timeout: 120_000 }, () =>
       `sudo apt install ./llm-cache-host_${version}_amd64.deb`,
       `llm-cache-host install --extension-id ${EXTENSION_ID}`,
       `tar xzf llm-cache-host-${version}-x86_64-linux.tar.gz && cd llm-cache-host-${version}-x86_64-linux && ./llm-cache-host install --extension-id ${EXTENSION_ID}`,
-      `./install.sh --extension-id ${EXTENSION_ID}`,
     ]);
+    const steps = await page.textContent("#steps");
+    assert.doesNotMatch(steps, /source|Rust/, "building from source is for developers, and off by default");
+    assert.match(steps, new RegExp(`Ask this extension's developer for llm-cache-host_${version.replace(/\./g, "\\.")}_amd64\.deb, then in its folder:`));
+    assert.equal(await page.$$eval("#steps a.download", (links) => links.length), 0, "no link without the developer's address");
     await screenshot(page, "install-page.png");
+    assert.deepEqual(page.errors, []);
+  });
+
+  it("copies a command with its Copy button, and says Copied", async () => {
+    await s.browser.context.grantPermissions(["clipboard-read", "clipboard-write"]);
+    const blocks = await page.$$("#steps .command-block");
+    assert.equal(blocks.length, 3, "a Copy button beside every command");
+    const tarball = blocks[2];
+    const command = await tarball.$eval("code.command", (code) => code.textContent);
+    await page.evaluate(() => navigator.clipboard.writeText("nothing copied yet"));
+    await (await tarball.$("button.copy")).click();
+    await until(page, "the Copied state", () => document.querySelectorAll("#steps button.copy[data-copied]").length === 1);
+    assert.equal(await tarball.$eval("button.copy", (button) => button.textContent), "Copied");
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), command);
     assert.deepEqual(page.errors, []);
   });
 
@@ -110,9 +136,65 @@ describe("the install page in Chromium", { skip: SKIP, timeout: 120_000 }, () =>
     const details = await page.textContent("#status-details");
     assert.match(details, new RegExp(`llm-cache-host ${hostVersion().replace(/\./g, "\\.")}, protocol version 1`));
     assert.doesNotMatch(details, /not installed/);
-    assert.equal(await page.textContent("#status-summary"), "The native host serves this extension's cache.");
+    assert.equal(await page.textContent("#status-summary"), `llm-cache-host ${hostVersion()} serves this extension's cache.`);
     // The steps stay, folded away, for updates.
     assert.equal(await page.$eval("#steps details", (details) => details.open), false);
+    assert.deepEqual(page.errors, []);
+  });
+});
+
+describe("the pages with the developer's settings, and no host, in Chromium", { skip: SKIP, timeout: 120_000 }, () => {
+  const DEB_URL = "https://mail.example/downloads/mail-agent-cache_2.1.0_amd64.deb";
+  const TARBALL_URL = "https://mail.example/downloads/latest-linux";
+  const s = demoBrowser("pages-developer", {
+    pagesConfig: { extensionName: "Mail Agent", downloads: { debAmd64: DEB_URL, tarballX86_64: TARBALL_URL } },
+  });
+  let page;
+  after(() => page?.close().catch(() => {}));
+
+  it("the install page names the extension and links the developer's downloads, with their file names in the commands", async () => {
+    page = await openPage(s.browser, "install.html");
+    await until(page, "a first status", () => document.getElementById("llm-cache-install")?.dataset.checks === "1");
+    assert.equal(await page.title(), "Mail Agent: LLM cache host");
+    assert.equal(await page.textContent("h1"), "Mail Agent: LLM cache host");
+    const links = await page.$$eval("#steps a.download", (found) => found.map((a) => [a.textContent, a.getAttribute("href")]));
+    const version = hostVersion();
+    assert.deepEqual(links, [
+      ["mail-agent-cache_2.1.0_amd64.deb", DEB_URL],
+      // An address that doesn't end in the file is linked; the commands keep the release's own name.
+      [`llm-cache-host-${version}-x86_64-linux.tar.gz`, TARBALL_URL],
+    ]);
+    const commands = await texts(page, "#steps .command");
+    assert.equal(commands[0], "sudo apt install ./mail-agent-cache_2.1.0_amd64.deb");
+    assert.match(commands[2], new RegExp(`^tar xzf llm-cache-host-${version.replace(/\./g, "\\.")}-x86_64-linux\\.tar\\.gz && `));
+    assert.doesNotMatch(await page.textContent("#steps"), /source|Rust|Ask this extension's developer/);
+    assert.deepEqual(page.errors, []);
+  });
+
+  it("the viewer says calmly that the cache is kept in the browser, names no error, and counts one item as one", async () => {
+    const sessionId = newSessionId();
+    const agent = new DemoAgent(s.browser, sessionId);
+    const outcome = await agent.write(EMAILS[0], describeEmail(EMAILS[0]));
+    assert.equal(outcome.resolved, true, outcome.error);
+    await page.goto(`${PAGES}/viewer.html`);
+    await until(page, "the backend sentence and the session list", (id) =>
+      document.getElementById("backend")?.textContent !== "" && document.querySelector(`#sessions tr[data-session="${id}"]`) !== null, sessionId);
+    assert.equal(await page.title(), "Mail Agent: LLM cache viewer");
+    assert.equal(await page.textContent("#backend"), "This extension's cache is kept in the browser (IndexedDB); the native host isn't installed.");
+    const body = await page.evaluate(() => document.body.innerText);
+    assert.doesNotMatch(body, /Error|not found|can't be listed/);
+    assert.equal(await page.$$eval(".error, .unlisted", (found) => found.length), 0);
+
+    await page.click(`#sessions tr[data-session="${sessionId}"] a`);
+    await until(page, "its one item", () => document.querySelectorAll("#items tbody tr").length === 1);
+    assert.match(await page.textContent("#session-summary"), /^1 item, .* · in the browser \(IndexedDB\)$/);
+    await page.click("#end-session");
+    assert.equal(await page.textContent(".confirm-box .confirm"), `End session ${sessionId}: delete its 1 item?`);
+    await page.click("#confirm-end");
+    await until(page, "no items", () => document.getElementById("no-items") !== null);
+    assert.match(await page.textContent("#message"), new RegExp(`^Ended session ${sessionId}: 1 item deleted, .* freed\\.$`));
+    assert.equal(await page.$$eval("#end-session", (found) => found.length), 0, "an ended, empty session has nothing to end");
+    assert.doesNotMatch(await page.evaluate(() => document.body.innerText), /Error/);
     assert.deepEqual(page.errors, []);
   });
 });
@@ -242,6 +324,7 @@ describe("the cache viewer in Chromium", { skip: SKIP, timeout: 180_000 }, () =>
     await until(page, "no items", () => document.getElementById("no-items") !== null);
     assert.match(await page.textContent("#message"), new RegExp(`^Ended session ${sessionId}: ${keys.length - 1} items deleted, .* freed\\.$`));
     assert.match(await page.textContent("#session-summary"), /^0 items, 0B of 50MB/);
+    assert.equal(await page.$$eval("#end-session", (found) => found.length), 0, "an ended, empty session has nothing to end");
     const list = await new DemoAgent(s.browser, sessionId).list();
     assert.equal(list.text, "the cache of this session is empty");
     assert.deepEqual(page.errors, []);
