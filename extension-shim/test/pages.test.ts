@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { DEMO_EXTENSION_ID } from "../src/demo-extension.js";
-import { checkPagesConfig, DOWNLOAD_KEYS, MAX_DOWNLOAD_URL_CHARS, MAX_EXTENSION_NAME_CHARS, type Downloads, type PagesConfig } from "../src/pages/config.js";
+import { checkPagesConfig, DOWNLOAD_KEYS, PAGES_SETTINGS, MAX_DOWNLOAD_URL_CHARS, MAX_EXTENSION_NAME_CHARS, type Downloads, type PagesConfig } from "../src/pages/config.js";
 import { HOST_RELEASE, installWays, type InstallStep, type Machine } from "../src/pages/install-steps.js";
 import { childPointer, parseRoute, pointerTrail, routeHash } from "../src/pages/viewer-route.js";
 
@@ -132,6 +132,24 @@ describe("the pages' settings (llm-cache-pages.json)", () => {
       [{ extensionName: "x".repeat(MAX_EXTENSION_NAME_CHARS + 1) }, /extensionName must be a non-empty string of at most 200 characters/],
     ];
     for (const [value, message] of refusals) assert.throws(() => checkPagesConfig(value), (error: unknown) => error instanceof TypeError && message.test(error.message), JSON.stringify(value).slice(0, 80));
+  });
+});
+
+describe("the README's pages settings", () => {
+  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+  const section = readme.slice(readme.indexOf("### Making the pages your extension's"));
+
+  it("shows an example the pages take as it is, with every download", () => {
+    const example = /```json\n([\s\S]*?)```/.exec(section)?.[1];
+    assert.ok(example, "no JSON example in the section");
+    const config = checkPagesConfig(JSON.parse(example));
+    assert.deepEqual(Object.keys(config.downloads ?? {}), [...DOWNLOAD_KEYS]);
+  });
+
+  it("describes every setting and every download key", () => {
+    const table = section.slice(0, section.indexOf("\n\n", section.indexOf("| Setting |")));
+    assert.deepEqual([...table.matchAll(/^\| `(\w+)` \|/gm)].map((match) => match[1]), PAGES_SETTINGS);
+    for (const key of DOWNLOAD_KEYS) assert.ok(table.includes(`\`${key}\``), `the table doesn't name ${key}`);
   });
 });
 

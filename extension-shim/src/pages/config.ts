@@ -82,6 +82,9 @@ const CHECKS: { [K in keyof Required<PagesConfig>]: (value: unknown, where: stri
   },
 };
 
+/** Every setting's name, in the order the README's table gives them. */
+export const PAGES_SETTINGS = Object.keys(CHECKS) as Array<keyof PagesConfig>;
+
 /**
  * `value` as the pages' settings, or a TypeError naming the first setting that is wrong and what it must be.
  * `where` says where the settings came from, for the message. Settings the pages don't know are refused, so that
@@ -92,8 +95,8 @@ export function checkPagesConfig(value: unknown, where = PAGES_CONFIG_FILE): Pag
   const config: PagesConfig = {};
   for (const [key, setting] of Object.entries(value)) {
     if (setting === undefined) continue;
-    if (!Object.hasOwn(CHECKS, key)) {
-      throw new TypeError(`${where}: no setting ${JSON.stringify(key)}; the settings are ${Object.keys(CHECKS).join(", ")}`);
+    if (!(PAGES_SETTINGS as string[]).includes(key)) {
+      throw new TypeError(`${where}: no setting ${JSON.stringify(key)}; the settings are ${PAGES_SETTINGS.join(", ")}`);
     }
     const name = key as keyof PagesConfig;
     (config as Record<string, unknown>)[name] = CHECKS[name](setting, where);
