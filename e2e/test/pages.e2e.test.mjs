@@ -173,9 +173,7 @@ describe("the pages with the developer's settings, and no host, in Chromium", { 
 
   it("the viewer says calmly that the cache is kept in the browser, names no error, and counts one item as one", async () => {
     const sessionId = newSessionId();
-    const agent = new DemoAgent(s.browser, sessionId);
-    const outcome = await agent.write(EMAILS[0], describeEmail(EMAILS[0]));
-    assert.equal(outcome.resolved, true, outcome.error);
+    await writeEmail(s.browser, sessionId, EMAILS[0]);
     await page.goto(`${PAGES}/viewer.html`);
     await until(page, "the backend sentence and the session list", (id) =>
       document.getElementById("backend")?.textContent !== "" && document.querySelector(`#sessions tr[data-session="${id}"]`) !== null, sessionId);
@@ -208,6 +206,11 @@ const EMAILS = [
   { from: "Travel Desk <travel@northwind.example>", subject: "Itinerary: Berlin, 14-16 May", summary: "Flights LH 901/906 and two nights at the Hotel Adlon are booked; the itinerary PDF is attached.", unread: false },
 ];
 const describeEmail = (email) => `Summary of "${email.subject}" from ${email.from.split(" <")[0]}`;
+/** The demo's agent caches `email` in `sessionId`, as it would while reading an inbox. */
+async function writeEmail(browser, sessionId, email) {
+  const outcome = await new DemoAgent(browser, sessionId).write(email, describeEmail(email));
+  assert.equal(outcome.resolved, true, outcome.error);
+}
 /** An item big enough for several pages of data: 300 messages of a thread. */
 const THREAD = {
   thread: "Q3 planning",
@@ -358,9 +361,7 @@ describe("the cache viewer in Chromium", { skip: SKIP, timeout: 180_000 }, () =>
   it("shows an item nested 7,000 deep whole, with its metadata and Delete, and a bidi override escaped", async () => {
     const session = newSessionId();
     // The agent's first write makes the session the host's.
-    const agent = new DemoAgent(s.browser, session);
-    const outcome = await agent.write(EMAILS[0], describeEmail(EMAILS[0]));
-    assert.equal(outcome.resolved, true, outcome.error);
+    await writeEmail(s.browser, session, EMAILS[0]);
     // No browser can send data nested 7,000 deep (Chrome can't serialise a message past about 2,400 levels, and
     // JSON.stringify runs out of stack), but any other client of the host can: the real binary writes it, in a
     // frame of its own, with a description whose U+202E makes "report\u202Efdp.exe" read "reportexe.pdf".
@@ -401,8 +402,7 @@ describe("the cache viewer in Chromium", { skip: SKIP, timeout: 180_000 }, () =>
 
   it("lists the extension's sessions with their counts, through the sessions op", async () => {
     const listed = newSessionId();
-    const agent = new DemoAgent(s.browser, listed);
-    for (const email of EMAILS.slice(0, 3)) assert.equal((await agent.write(email, describeEmail(email))).resolved, true);
+    for (const email of EMAILS.slice(0, 3)) await writeEmail(s.browser, listed, email);
     await (await viewerTab()).goto(`${PAGES}/viewer.html`);
     await until(page, "the session in the list", (id) => document.querySelector(`#sessions tr[data-session="${id}"]`) !== null, listed);
     const cells = await page.$$eval(`#sessions tr[data-session="${listed}"] td`, (tds) => tds.map((td) => td.textContent));
