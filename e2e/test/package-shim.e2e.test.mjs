@@ -139,61 +139,62 @@ describe("the README's own extension, built from the packed shim", { skip: SKIP,
     assert.ok(!fs.existsSync(path.join(extension, "node_modules")));
   });
 
-  describe("with no host: the cache on IndexedDB", () => {
-    const sandbox = createSandbox("package-shim-idb");
-    let browser;
+  /**
+   * Hooks that start Chromium with the built extension in a fresh sandbox (the host installed into it for the
+   * extension's id first, when `install`) and close and remove it afterwards. `.browser` is set once started.
+   */
+  const chromiumWithExtension = (label, { install }) => {
+    const sandbox = createSandbox(label);
+    const started = { sandbox, browser: undefined };
     before(async () => {
-      browser = await launchWithExtension(sandbox, extension, { globalName: "cache", extensionId });
+      if (install) installHost(sandbox, { extensionId });
+      started.browser = await launchWithExtension(sandbox, extension, { globalName: "cache", extensionId });
     });
     after(async () => {
-      await browser?.close();
+      await started.browser?.close();
       await sandbox.cleanup();
     });
+    return started;
+  };
+
+  describe("with no host: the cache on IndexedDB", () => {
+    const s = chromiumWithExtension("package-shim-idb", { install: false });
 
     it("has the id the README's command printed, and writes, lists and reads on IndexedDB", async () => {
       const sessionId = `conv_${crypto.randomUUID()}`;
-      const result = await useCache(browser, sessionId);
+      const result = await useCache(s.browser, sessionId);
       assert.equal(result.id, extensionId);
       assert.equal(result.status.backend, "indexeddb");
       assert.match(result.status.hostProblem, /not installed/);
       assert.equal(result.write.ok, true, result.write.text);
       assert.ok(result.list.ok && result.list.text.includes(result.key) && result.list.text.includes("the Q3 plan email"), result.list.text);
       assert.ok(result.read.ok && result.read.text.includes('"Q3 plan"'), result.read.text);
-      const rows = await viewerDescriptions(browser, extensionId, sessionId);
+      const rows = await viewerDescriptions(s.browser, extensionId, sessionId);
       assert.ok(rows.some((row) => row.includes("the Q3 plan email")), rows.join("\n"));
     });
 
     it("refuses a malformed sessionId in the worker with a TypeError that says the rule", async () => {
-      const error = await browser.run(() => globalThis.cache.tool.run({ action: "list" }, { sessionId: "conv_mail_1" }).then(() => null, (e) => `${e.name}: ${e.message}`));
+      const error = await s.browser.run(() => globalThis.cache.tool.run({ action: "list" }, { sessionId: "conv_mail_1" }).then(() => null, (e) => `${e.name}: ${e.message}`));
       assert.match(error, /^TypeError: .*`conv_` then 1 to 64 of \[A-Za-z0-9-\]/);
     });
   });
 
   describe("with the host installed for the extension's id", () => {
-    const sandbox = createSandbox("package-shim-host");
-    let browser;
-    before(async () => {
-      installHost(sandbox, { extensionId });
-      browser = await launchWithExtension(sandbox, extension, { globalName: "cache", extensionId });
-    });
-    after(async () => {
-      await browser?.close();
-      await sandbox.cleanup();
-    });
+    const s = chromiumWithExtension("package-shim-host", { install: true });
 
     it("serves the same calls from the host, whose CLI lists the session, and the viewer shows them", async () => {
       const sessionId = `conv_${crypto.randomUUID()}`;
-      const result = await useCache(browser, sessionId);
+      const result = await useCache(s.browser, sessionId);
       assert.equal(result.status.backend, "host", JSON.stringify(result.status));
       assert.equal(result.status.hostProblem, undefined);
       assert.equal(result.write.ok, true, result.write.text);
       assert.ok(result.list.text.includes(result.key), result.list.text);
       assert.ok(result.read.text.includes('"Q3 plan"'), result.read.text);
 
-      const sessions = JSON.parse(execFileSync(HOST_BIN, ["sessions", "--json"], { env: sandbox.env, encoding: "utf8" }));
+      const sessions = JSON.parse(execFileSync(HOST_BIN, ["sessions", "--json"], { env: s.sandbox.env, encoding: "utf8" }));
       const mine = JSON.stringify(sessions);
       assert.ok(mine.includes(sessionId) && mine.includes(`chrome-extension://${extensionId}/`), mine);
-      const rows = await viewerDescriptions(browser, extensionId, sessionId);
+      const rows = await viewerDescriptions(s.browser, extensionId, sessionId);
       assert.ok(rows.some((row) => row.includes("the Q3 plan email")), rows.join("\n"));
     });
   });
