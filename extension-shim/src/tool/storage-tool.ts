@@ -16,6 +16,7 @@
 
 import type { CacheBackend } from "../backend.js";
 import { CacheError, InvalidRequestError } from "../errors.js";
+import { assertSessionId } from "../session-id.js";
 import { MAX_DESCRIPTION_CHARS, utf8Length, type StatsResult } from "../protocol.js";
 import { toolDefinitions, type ToolDefinitions } from "./definitions.js";
 import { ITEM_COLUMNS, describeShape, echo, formatAge, formatSize, itemCount, itemLine, oneLine, pageLine } from "./format.js";
@@ -34,7 +35,10 @@ export const DEFAULT_MAX_READ_BYTES = 12 * 1024;
 
 /** Who is calling: the agent's session and, when it has them, its task and turn. */
 export interface ToolContext {
-  /** The session's conversationId, e.g. "conv_a3f8e2b4-…". Every call reaches only this session's items. */
+  /**
+   * The session's conversationId: `conv_` then 1 to 64 of [A-Za-z0-9-], e.g. "conv_a3f8e2b4-…" (PROTOCOL.md 5.1).
+   * Every call reaches only this session's items. Any other value is a TypeError from `run` and `execute`.
+   */
   sessionId: string;
   /** The agent's task id. Items of one task share the taskId part of their keys. */
   taskId?: string | undefined;
@@ -101,8 +105,13 @@ export class StorageTool {
     return (await this.run(args, context)).text;
   }
 
-  /** Runs one tool call; never rejects. A failure's text says what went wrong and what to do next. */
+  /**
+   * Runs one tool call. Whatever the LLM sent, it resolves: a failure's text says what went wrong and what to do
+   * next. Only the extension's own mistake rejects: a `context.sessionId` that isn't `conv_` then 1 to 64 of
+   * [A-Za-z0-9-] is a TypeError saying so, before any request (session-id.ts).
+   */
   async run(args: unknown, context: ToolContext): Promise<ToolOutcome> {
+    assertSessionId(`${this.name} tool.run: context.sessionId`, context?.sessionId);
     let action = "call";
     try {
       const input = parseArgs(args, this.name);
