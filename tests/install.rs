@@ -292,7 +292,10 @@ fn doctor_names_each_breakage() {
         "{}",
         run.stdout
     );
-    let remedy = format!("run `llm-cache-host install --browser chromium --extension-id {DEMO_ID}`");
+    // The install record says the demo's id is meant to be allowed; the remedy keeps every id allowed now too.
+    let remedy = format!(
+        "run `llm-cache-host install --browser chromium --extension-id {DEMO_ID} --extension-id abcdefghijklmnopabcdefghijklmnop`"
+    );
     assert!(run.failures()[0].ends_with(&remedy), "{}", run.stdout);
     in_full(&run);
 
