@@ -175,7 +175,7 @@ impl Checked {
 pub fn doctor(options: &DoctorOptions, platform: &Platform, out: &mut dyn Write) -> Result<bool, Failure> {
     let selection = &options.selection;
     let found = found_browsers(platform);
-    let places = doctor_places(selection, platform, &found)?;
+    let Places { places, left_out, system_wide } = doctor_places(selection, platform, &found)?;
     let targets: Vec<Target> = places.iter().map(|place| place.target.clone()).collect();
     let mut report = Report { lines: Vec::new(), part: Part::Overall, passed: 0, failed: 0, warned: 0 };
     // The extensions installed anywhere here, and those asked about: what every remedy keeps allowed.
@@ -226,6 +226,15 @@ pub fn doctor(options: &DoctorOptions, platform: &Platform, out: &mut dyn Write)
         check_policies(browser, scope, options, platform.os, &mut report);
     }
     report.part = Part::Overall;
+    if !left_out.is_empty() {
+        let names: Vec<&str> = left_out.iter().map(|b| b.id()).collect();
+        report.note(format!(
+            "{} {} installed here, but the host isn't registered for it; if an extension there should use the cache: `{}`",
+            names.join(", "),
+            if names.len() == 1 { "is" } else { "are" },
+            hint.command(&left_out, None, system_wide, None)
+        ));
+    }
     for warning in hidden_system_manifests(&places, platform) {
         report.warn(warning);
     }
@@ -351,7 +360,7 @@ fn doctor_places(
     selection: &Selection,
     platform: &Platform,
     found: &[(Browser, Vec<Build>)],
-) -> Result<Vec<Place>, Failure> {
+) -> Result<Places, Failure> {
     let system_only = selection.scope == Scope::System;
     let asked = !selection.browsers.is_empty() || !selection.user_data_dirs.is_empty();
     let user_base = if system_only {
@@ -378,35 +387,33 @@ fn doctor_places(
         }
     }
     let browsers = if asked { selection.browsers.clone() } else { Browser::ALL.to_vec() };
-    for &browser in &browsers {
-        if let Some(base) = &user_base {
-            let target = browser_target(browser, Scope::User, platform, base)?;
-            if registered(&target.location, platform.os) {
-                super::push_target(&mut user, target);
-            }
-        }
-        let target = super::system_target(browser, platform)?;
-        if registered(&target.location, platform.os) {
-            super::push_target(&mut system, target);
-        }
+    let (found_user, found_system) = super::registered_targets(&browsers, platform, user_base.as_deref())?;
+    for target in found_user {
+        super::push_target(&mut user, target);
     }
-    // Browsers that should find a manifest: those asked for, else those installed here that can start hosts.
-    let expected: Vec<Browser> = if asked {
-        selection.browsers.clone()
+    for target in found_system {
+        super::push_target(&mut system, target);
+    }
+    // Browsers installed here that can start hosts and find no manifest: with nothing installed, or
+    // when asked about, each fails as missing; beside an install that left them out, they get a note.
+    let natives = found.iter().filter(|(_, builds)| builds.iter().any(Build::can_start_hosts)).map(|(b, _)| *b);
+    let nothing = user.is_empty() && system.is_empty();
+    let uncovered = |browsers: Vec<Browser>, user: &[Target], system: &[Target]| -> Vec<Browser> {
+        let covered = |b: &Browser| user.iter().chain(system).any(|target| target.browsers.contains(b));
+        browsers.into_iter().filter(|b| !covered(b)).collect()
+    };
+    let mut left_out = Vec::new();
+    let missing = if asked {
+        uncovered(selection.browsers.clone(), &user, &system)
+    } else if nothing {
+        let natives: Vec<Browser> = natives.collect();
+        if natives.is_empty() { Browser::ALL.to_vec() } else { natives }
     } else {
-        found.iter().filter(|(_, builds)| builds.iter().any(Build::can_start_hosts)).map(|(b, _)| *b).collect()
+        left_out = uncovered(natives.collect(), &user, &system);
+        Vec::new()
     };
-    let covered = |browser: Browser, user: &[Target], system: &[Target]| {
-        user.iter().chain(system).any(|target| target.browsers.contains(&browser))
-    };
-    let mut missing = expected.clone();
-    if user.is_empty() && system.is_empty() && missing.is_empty() && !asked {
-        missing = Browser::ALL.to_vec();
-    }
+    let system_wide = user.is_empty() && !nothing;
     for browser in missing {
-        if covered(browser, &user, &system) {
-            continue;
-        }
         match &user_base {
             Some(base) => super::push_target(&mut user, browser_target(browser, Scope::User, platform, base)?),
             None => super::push_target(&mut system, super::system_target(browser, platform)?),
@@ -431,7 +438,17 @@ fn doctor_places(
         target.label = format!("{} (system)", target.label);
         places.push(Place { target, system: true, recorded });
     }
-    Ok(places)
+    Ok(Places { places, left_out, system_wide })
+}
+
+/// What [`doctor_places`] found to check.
+struct Places {
+    /// The manifest locations to check, this user's first.
+    places: Vec<Place>,
+    /// Browsers installed here that no manifest of the install registers with.
+    left_out: Vec<Browser>,
+    /// Whether what is installed is only system-wide (so remedies for it take `--system`).
+    system_wide: bool,
 }
 
 /// The warnings for this user's manifests that hide a system-wide one: the browser reads this user's

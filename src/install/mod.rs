@@ -155,6 +155,32 @@ pub fn registered(location: &Location, os: crate::paths::Os) -> bool {
     key && location.manifest().symlink_metadata().is_ok()
 }
 
+/// The manifests registered here for `browsers`: this user's (when `user_base`, the user install's
+/// base, is given) and the system-wide ones, each location once.
+///
+/// # Errors
+/// When a location can't be worked out.
+pub fn registered_targets(
+    browsers: &[Browser],
+    platform: &Platform,
+    user_base: Option<&Path>,
+) -> Result<(Vec<Target>, Vec<Target>), Failure> {
+    let (mut user, mut system) = (Vec::new(), Vec::new());
+    for &browser in browsers {
+        if let Some(base) = user_base {
+            let target = browser_target(browser, Scope::User, platform, base)?;
+            if registered(&target.location, platform.os) {
+                push_target(&mut user, target);
+            }
+        }
+        let target = system_target(browser, platform)?;
+        if registered(&target.location, platform.os) {
+            push_target(&mut system, target);
+        }
+    }
+    Ok((user, system))
+}
+
 /// The target for a custom profile folder.
 ///
 /// # Errors
