@@ -175,15 +175,10 @@ impl Checked {
 pub fn doctor(options: &DoctorOptions, platform: &Platform, out: &mut dyn Write) -> Result<bool, Failure> {
     let selection = &options.selection;
     let found = found_browsers(platform);
-    let Places { places, left_out, system_wide } = doctor_places(selection, platform, &found)?;
+    let Places { places, left_out, system_wide, mut installed } = doctor_places(selection, platform, &found)?;
     let targets: Vec<Target> = places.iter().map(|place| place.target.clone()).collect();
     let mut report = Report { lines: Vec::new(), part: Part::Overall, passed: 0, failed: 0, warned: 0 };
-    // The extensions installed anywhere here, and those asked about: what every remedy keeps allowed.
-    let mut installed = Allowed { chrome: Vec::new(), firefox: Vec::new() };
-    for place in &places {
-        installed.add(place.recorded.as_ref().unwrap_or(&Allowed::default()));
-        installed.add(&allowed::in_manifest_file(place.target.location.manifest()).unwrap_or_default());
-    }
+    // The extensions asked about join those installed in every remedy.
     installed
         .add(&Allowed { chrome: selection.extension_ids.clone(), firefox: selection.firefox_extension_ids.clone() });
     let hint = Hint { installed, os: platform.os };
@@ -343,11 +338,13 @@ fn not_found_line(places: &[&Place], hint: &Hint) -> String {
     let labels: Vec<&str> = places.iter().map(|place| place.target.label.as_str()).collect();
     let browsers: Vec<Browser> = places.iter().flat_map(|place| place.target.browsers.iter().copied()).collect();
     let system = places.iter().any(|place| place.system);
+    let family = places[0].target.family;
+    let family = places.iter().all(|place| place.target.family == family).then_some(family);
     format!(
         "FAIL not found: {}: neither the browser nor a manifest for the host is here; once the browser is installed, \
          run `{}`",
         labels.join(", "),
-        hint.command(&browsers, None, system, None)
+        hint.command(&browsers, None, system, family)
     )
 }
 
@@ -376,22 +373,47 @@ fn doctor_places(
     let user_record = user_base.as_deref().map(load).transpose()?.flatten();
     let system_record = load(&system_base)?;
 
+    // Everything registered here, whichever browsers are asked about: what the remedies keep.
+    let (all_user, all_system) = super::registered_targets(&Browser::ALL, platform, user_base.as_deref())?;
+    let mut installed = Allowed::default();
+    let records = if system_only { vec![&system_record] } else { vec![&user_record, &system_record] };
+    for record in records.into_iter().flatten() {
+        installed.add(&record.allowed());
+    }
+    let registered_now =
+        if system_only { all_system.iter().collect::<Vec<_>>() } else { all_user.iter().chain(&all_system).collect() };
+    for target in registered_now {
+        installed.add(&allowed::in_manifest_file(target.location.manifest()).unwrap_or_default());
+    }
+
     let mut user: Vec<Target> = Vec::new();
     let mut system: Vec<Target> = Vec::new();
     if !asked {
-        for entry in user_record.iter().flat_map(|record| &record.entries) {
+        // A manifest of this user's install that is gone, where a system-wide one serves its browsers
+        // (someone removed it because it hid that one), is no failure: the browser finds the other.
+        let served = |entry: &Target| {
+            !entry.browsers.is_empty()
+                && !registered(&entry.location, platform.os)
+                && entry.browsers.iter().all(|b| all_system.iter().any(|target| target.browsers.contains(b)))
+        };
+        for entry in user_record.iter().flat_map(|record| &record.entries).filter(|entry| !served(entry)) {
             super::push_target(&mut user, entry.clone());
         }
         for entry in system_record.iter().flat_map(|record| &record.entries) {
             super::push_target(&mut system, entry.clone());
         }
     }
-    let browsers = if asked { selection.browsers.clone() } else { Browser::ALL.to_vec() };
-    let (found_user, found_system) = super::registered_targets(&browsers, platform, user_base.as_deref())?;
-    for target in found_user {
+    let picked = |targets: Vec<Target>| -> Vec<Target> {
+        if asked {
+            targets.into_iter().filter(|t| t.browsers.iter().any(|b| selection.browsers.contains(b))).collect()
+        } else {
+            targets
+        }
+    };
+    for target in picked(all_user) {
         super::push_target(&mut user, target);
     }
-    for target in found_system {
+    for target in picked(all_system) {
         super::push_target(&mut system, target);
     }
     // Browsers installed here that can start hosts and find no manifest: with nothing installed, or
@@ -438,7 +460,7 @@ fn doctor_places(
         target.label = format!("{} (system)", target.label);
         places.push(Place { target, system: true, recorded });
     }
-    Ok(Places { places, left_out, system_wide })
+    Ok(Places { places, left_out, system_wide, installed })
 }
 
 /// What [`doctor_places`] found to check.
@@ -449,6 +471,9 @@ struct Places {
     left_out: Vec<Browser>,
     /// Whether what is installed is only system-wide (so remedies for it take `--system`).
     system_wide: bool,
+    /// The extensions the install records and the manifests registered here allow (with `--system`,
+    /// the system-wide ones'): what every remedy keeps.
+    installed: Allowed,
 }
 
 /// The warnings for this user's manifests that hide a system-wide one: the browser reads this user's
