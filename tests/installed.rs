@@ -243,8 +243,8 @@ fn doctor_proves_the_store() {
     assert_ok(&run, "doctor");
     let line = run.stdout.lines().find(|line| line.starts_with("OK   store: ")).unwrap();
     assert!(
-        line.contains("wrote, read back and deleted an item in ")
-            && line.contains("(doctor's own session conv_doctor-"),
+        line.contains("the host wrote, read back and deleted an item (")
+            && line.contains("; doctor's own session conv_doctor-"),
         "{line}"
     );
     // Its session is ended: the store holds no session of doctor's.
