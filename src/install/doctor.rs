@@ -350,9 +350,9 @@ fn not_found_line(places: &[&Place], hint: &Hint) -> String {
 
 /// What to check. The browsers and profiles asked for, else every browser; for each, this user's
 /// manifest (unless `--system`) and the system-wide one, where they are, and the install records'
-/// entries. A browser asked for, or installed here, with neither gets its location for the scope
-/// asked (this user's by default), which fails as missing; with nothing installed and nothing found,
-/// every browser's.
+/// entries. A browser asked for with neither gets its location for the scope asked (this user's by
+/// default), which fails as missing; so does every browser found here (every browser, when none is)
+/// when nothing is installed. Beside an install, a browser found here that it left out gets a note.
 fn doctor_places(
     selection: &Selection,
     platform: &Platform,
