@@ -52,7 +52,10 @@ fn introduce() -> ExitCode {
     if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
         return install::welcome::run(&program);
     }
-    eprint!("{}", install::welcome::explanation(&program));
+    eprint!(
+        "{}",
+        install::welcome::explanation(&program, &install::welcome::installed(&install::browsers::Platform::current()))
+    );
     eprintln!(
         "\n(Started with no arguments and no terminal to ask in, so nothing was installed; exit code {}.)",
         install::welcome::NO_TERMINAL
