@@ -3,13 +3,17 @@
 #   dist/llm-cache-host-<version>-<arch>-linux.tar.gz   the binary, README.md and the license files
 #   dist/llm-cache-host_<version>_<debian arch>.deb      the binary at /usr/bin/llm-cache-host and every
 #                                                        browser's system-wide host manifest
-#   dist/SHA256SUMS                                      both files' checksums, for `sha256sum -c`
+#   dist/llm-cache-host-<version>-aarch64-linux.tar.gz  the same two for Linux arm64, cross-built
+#   dist/llm-cache-host_<version>_arm64.deb              (scripts/cross/linux-arm64.sh)
+#   dist/SHA256SUMS                                      every file's checksum, for `sha256sum -c`
 # The manifests in the .deb are printed by the binary itself (`llm-cache-host manifest`), so they are
 # exactly what `llm-cache-host install` writes. Run scripts/release.sh --help for the options.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/extension-ids.sh
 . scripts/extension-ids.sh
+# shellcheck source=scripts/cross/linux-arm64.sh
+. scripts/cross/linux-arm64.sh
 
 usage() {
   cat <<'USAGE'
@@ -19,7 +23,9 @@ Builds target/release/llm-cache-host (cargo build --release --locked), then writ
   llm-cache-host-<version>-<arch>-linux.tar.gz   llm-cache-host, README.md, LICENSE, LICENSE-MIT, LICENSE-APACHE
   llm-cache-host_<version>_<debian arch>.deb     /usr/bin/llm-cache-host and the host manifest for Chrome, Chromium,
                                                  Edge, Brave, Vivaldi and Firefox, system-wide
-  SHA256SUMS                                     checksums of both (check with: cd dist && sha256sum -c SHA256SUMS)
+  llm-cache-host-<version>-aarch64-linux.tar.gz  the same two for Linux arm64 (aarch64), cross-built (one-time
+  llm-cache-host_<version>_arm64.deb             setup: scripts/cross/setup-linux-arm64.sh)
+  SHA256SUMS                                     checksums of them all (check with: cd dist && sha256sum -c SHA256SUMS)
 
 Options:
   --extension-id ID           a Chrome extension id the .deb's manifests allow (repeatable); default: the demo
@@ -89,6 +95,9 @@ maintainer=${RELEASE_MAINTAINER:-llm-cache-host developers <llm-cache-host@brows
 for tool in cargo dpkg dpkg-deb dpkg-shlibdeps sha256sum tar gzip; do
   command -v "$tool" >/dev/null || fail "$tool is missing (dpkg-shlibdeps is in Debian's dpkg-dev package: apt-get install dpkg-dev)"
 done
+deb_arch=$(dpkg --print-architecture)
+# On an arm64 machine the native build is the arm64 one.
+if [ "$deb_arch" != arm64 ]; then arm64_check_setup || fail "see above"; fi
 
 id_flags=()
 for id in "${chrome_ids[@]}"; do id_flags+=(--extension-id "$id"); done
@@ -101,8 +110,6 @@ binary=target/release/llm-cache-host
   || fail "the ids above are refused (the binary said why)"
 version=$("$binary" --version | sed -n 's/^llm-cache-host \(.*\)$/\1/p')
 [ -n "$version" ] || fail "$binary --version printed no version"
-arch=$(uname -m)
-deb_arch=$(dpkg --print-architecture)
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
 
 mkdir -p "$out"
@@ -119,69 +126,90 @@ archive() { # archive <dir> <output.tar.gz> <member>...
     | gzip -n -9 >"$output"
 }
 
-# The tarball: one folder named like the file, so that extracting it beside other things is tidy.
-tar_name=llm-cache-host-$version-$arch-linux
-mkdir -m 0755 "$work/$tar_name"
-install -m 0755 "$binary" "$work/$tar_name/llm-cache-host"
-install -m 0644 README.md LICENSE LICENSE-MIT LICENSE-APACHE "$work/$tar_name/"
-archive "$work" "$out/$tar_name.tar.gz" "$tar_name"
+# The tarball and the .deb of one Linux binary, for its architecture (uname -m's name for the tarball,
+# Debian's for the package). The native binary prints the manifests whatever the package's architecture:
+# their text names the installed path and the ids, nothing of the processor.
+artifacts=()
+package_linux() { # package_linux <binary> <arch> <debian arch>
+  local ship=$1 arch=$2 deb_arch=$3 work=$work/$3
+  local tar_name root entry browser dir depends installed_size deb
+  # The tarball: one folder named like the file, so that extracting it beside other things is tidy.
+  tar_name=llm-cache-host-$version-$arch-linux
+  mkdir -m 0700 "$work" && mkdir -m 0755 "$work/$tar_name"
+  install -m 0755 "$ship" "$work/$tar_name/llm-cache-host"
+  install -m 0644 README.md LICENSE LICENSE-MIT LICENSE-APACHE "$work/$tar_name/"
+  archive "$work" "$out/$tar_name.tar.gz" "$tar_name"
 
-# The .deb's tree, staged where dpkg-shlibdeps expects a package's files (debian/<package>/).
-root=$work/debian/llm-cache-host
-install -d -m 0755 "$root/DEBIAN" "$root/usr/bin" "$root/usr/share/doc/llm-cache-host"
-install -m 0755 "$binary" "$root/usr/bin/llm-cache-host"
-install -m 0644 README.md LICENSE LICENSE-MIT LICENSE-APACHE "$root/usr/share/doc/llm-cache-host/"
-# Where each browser looks for hosts registered for every user. Chrome, Chromium, Edge and Firefox
-# document theirs. Brave and Vivaldi document none: Chromium's source (chrome/common/chrome_paths.cc)
-# gives builds that are not Google Chrome /etc/chromium, which is what `install --system` writes for
-# them; other packages also use /etc/opt/brave and /etc/opt/vivaldi, so the manifest is there too.
-# A manifest for a browser that isn't installed is never read.
-manifest_dirs=(
-  chrome:/etc/opt/chrome/native-messaging-hosts
-  chromium:/etc/chromium/native-messaging-hosts
-  edge:/etc/opt/edge/native-messaging-hosts
-  brave:/etc/opt/brave/native-messaging-hosts
-  vivaldi:/etc/opt/vivaldi/native-messaging-hosts
-  firefox:/usr/lib/mozilla/native-messaging-hosts
-)
-for entry in "${manifest_dirs[@]}"; do
-  browser=${entry%%:*}
-  dir=$root${entry#*:}
-  install -d -m 0755 "$dir"
-  "$binary" manifest --browser "$browser" --path /usr/bin/llm-cache-host "${id_flags[@]}" >"$dir/com.browserx.llm_cache.json"
-  chmod 0644 "$dir/com.browserx.llm_cache.json"
-done
-# mktemp made the staging folders 0700; the package's folders are 0755 like the ones above.
-chmod 0755 "$work/debian" "$root"
+  # The .deb's tree, staged where dpkg-shlibdeps expects a package's files (debian/<package>/).
+  root=$work/debian/llm-cache-host
+  install -d -m 0755 "$root/DEBIAN" "$root/usr/bin" "$root/usr/share/doc/llm-cache-host"
+  install -m 0755 "$ship" "$root/usr/bin/llm-cache-host"
+  install -m 0644 README.md LICENSE LICENSE-MIT LICENSE-APACHE "$root/usr/share/doc/llm-cache-host/"
+  # Where each browser looks for hosts registered for every user. Chrome, Chromium, Edge and Firefox
+  # document theirs. Brave and Vivaldi document none: Chromium's source (chrome/common/chrome_paths.cc)
+  # gives builds that are not Google Chrome /etc/chromium, which is what `install --system` writes for
+  # them; other packages also use /etc/opt/brave and /etc/opt/vivaldi, so the manifest is there too.
+  # A manifest for a browser that isn't installed is never read.
+  manifest_dirs=(
+    chrome:/etc/opt/chrome/native-messaging-hosts
+    chromium:/etc/chromium/native-messaging-hosts
+    edge:/etc/opt/edge/native-messaging-hosts
+    brave:/etc/opt/brave/native-messaging-hosts
+    vivaldi:/etc/opt/vivaldi/native-messaging-hosts
+    firefox:/usr/lib/mozilla/native-messaging-hosts
+  )
+  for entry in "${manifest_dirs[@]}"; do
+    browser=${entry%%:*}
+    dir=$root${entry#*:}
+    install -d -m 0755 "$dir"
+    "$binary" manifest --browser "$browser" --path /usr/bin/llm-cache-host "${id_flags[@]}" >"$dir/com.browserx.llm_cache.json"
+    chmod 0644 "$dir/com.browserx.llm_cache.json"
+  done
+  # mktemp made the staging folders 0700; the package's folders are 0755 like the ones above.
+  chmod 0755 "$work/debian" "$root"
 
-depends=$(cd "$work" && printf 'Source: llm-cache-host\n\nPackage: llm-cache-host\nArchitecture: any\n' >debian/control \
-  && dpkg-shlibdeps -O debian/llm-cache-host/usr/bin/llm-cache-host | sed -n 's/^shlibs:Depends=//p')
-[ -n "$depends" ] || fail "dpkg-shlibdeps found no dependencies for $binary"
-installed_size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
-# The manifests are not conffiles: conffiles stay after `dpkg -r`, and a manifest left behind would
-# point browsers at a binary that is gone. They are generated, and nobody should edit them in place.
-{
-  echo "Package: llm-cache-host"
-  echo "Version: $version"
-  echo "Architecture: $deb_arch"
-  echo "Maintainer: $maintainer"
-  echo "Installed-Size: $installed_size"
-  echo "Depends: $depends"
-  echo "Section: utils"
-  echo "Priority: optional"
-  echo "Description: local cache for LLM agents in browser extensions (native messaging host)"
-  echo " llm-cache-host keeps an LLM browser agent's intermediate results out of its"
-  echo " context window: extensions store and read them through native messaging, and"
-  echo " the host keeps them in a local LMDB store in each user's data directory."
-  echo " ."
-  echo " This package registers the host for every user with Chrome, Chromium, Edge,"
-  echo " Brave, Vivaldi and Firefox. Extensions allowed: ${chrome_ids[*]}."
-  echo " Firefox add-ons allowed: ${firefox_ids[*]}."
-} >"$root/DEBIAN/control"
-chmod 0644 "$root/DEBIAN/control"
-deb=$out/llm-cache-host_${version}_$deb_arch.deb
-dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
+  # dpkg-shlibdeps reads this machine's libraries, so it serves the native binary; a cross-built one's
+  # Depends come from its own ELF (scripts/cross/linux-arm64.sh says why).
+  if [ "$ship" = "$binary" ]; then
+    depends=$(cd "$work" && printf 'Source: llm-cache-host\n\nPackage: llm-cache-host\nArchitecture: any\n' >debian/control \
+      && dpkg-shlibdeps -O debian/llm-cache-host/usr/bin/llm-cache-host | sed -n 's/^shlibs:Depends=//p')
+  else
+    depends=$(symbol_depends "$ship") || fail "no Depends for $ship (said above)"
+  fi
+  [ -n "$depends" ] || fail "dpkg-shlibdeps found no dependencies for $ship"
+  installed_size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
+  # The manifests are not conffiles: conffiles stay after `dpkg -r`, and a manifest left behind would
+  # point browsers at a binary that is gone. They are generated, and nobody should edit them in place.
+  {
+    echo "Package: llm-cache-host"
+    echo "Version: $version"
+    echo "Architecture: $deb_arch"
+    echo "Maintainer: $maintainer"
+    echo "Installed-Size: $installed_size"
+    echo "Depends: $depends"
+    echo "Section: utils"
+    echo "Priority: optional"
+    echo "Description: local cache for LLM agents in browser extensions (native messaging host)"
+    echo " llm-cache-host keeps an LLM browser agent's intermediate results out of its"
+    echo " context window: extensions store and read them through native messaging, and"
+    echo " the host keeps them in a local LMDB store in each user's data directory."
+    echo " ."
+    echo " This package registers the host for every user with Chrome, Chromium, Edge,"
+    echo " Brave, Vivaldi and Firefox. Extensions allowed: ${chrome_ids[*]}."
+    echo " Firefox add-ons allowed: ${firefox_ids[*]}."
+  } >"$root/DEBIAN/control"
+  chmod 0644 "$root/DEBIAN/control"
+  deb=$out/llm-cache-host_${version}_$deb_arch.deb
+  dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
+  artifacts+=("$tar_name.tar.gz" "$(basename "$deb")")
+}
+package_linux "$binary" "$(uname -m)" "$deb_arch"
+# Linux arm64, cross-built, unless this machine is one.
+if [ "$deb_arch" != arm64 ]; then
+  arm64_binary=$(arm64_build target)
+  package_linux "$arm64_binary" aarch64 arm64
+fi
 
-(cd "$out" && sha256sum "$tar_name.tar.gz" "$(basename "$deb")" >SHA256SUMS)
+(cd "$out" && sha256sum "${artifacts[@]}" >SHA256SUMS)
 echo "release.sh: wrote, in $out:"
-(cd "$out" && ls -l "$tar_name.tar.gz" "$(basename "$deb")" SHA256SUMS)
+(cd "$out" && ls -l "${artifacts[@]}" SHA256SUMS)
