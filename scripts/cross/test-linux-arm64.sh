@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# CI's proof of the Linux arm64 release on an x86_64 machine, in two parts:
+#  1. The whole Rust test suite, built for arm64 and run under qemu-user: the test binaries through cargo's
+#     runner, and the host binary they start through binfmt_misc, so every test that drives the real
+#     binary over pipes drives the arm64 one. It runs in the release profile: the debug build is so slow
+#     under emulation that the suite takes well over half an hour (measured: the unit tests alone 5 min,
+#     against 19 s optimized).
+#  2. scripts/release.sh's arm64 .deb and tarball: the package's fields, the same files, modes and manifests
+#     as the native .deb, an arm64 ELF that answers hello over pipes (under qemu), Depends that name the
+#     packages dpkg-shlibdeps names for the native binary, and the checksums.
+# The machine needs scripts/cross/setup-linux-arm64.sh once.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/cross/linux-arm64.sh
+. scripts/cross/linux-arm64.sh
+
+fail() {
+  echo "test-linux-arm64: $1" >&2
+  exit 1
+}
+
+arm64_check_setup || fail "see above"
+grep -qx enabled /proc/sys/fs/binfmt_misc/qemu-aarch64 2>/dev/null \
+  || fail "the kernel hands arm64 programs to no emulator (binfmt_misc): run scripts/cross/setup-linux-arm64.sh"
+[ -e /etc/qemu-binfmt/aarch64/lib/ld-linux-aarch64.so.1 ] \
+  || fail "qemu finds no arm64 C library under /etc/qemu-binfmt/aarch64: run scripts/cross/setup-linux-arm64.sh"
+
+echo "test-linux-arm64: the Rust test suite, built for arm64, under qemu-user"
+arm64_cargo test --release --locked --quiet
+
+echo "test-linux-arm64: the release's arm64 files"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+scripts/release.sh --out "$out/dist" >/dev/null
+version=$(target/release/llm-cache-host --version | sed -n 's/^llm-cache-host //p')
+deb=$out/dist/llm-cache-host_${version}_arm64.deb
+native_deb=$out/dist/llm-cache-host_${version}_$(dpkg --print-architecture).deb
+tarball=$out/dist/llm-cache-host-$version-aarch64-linux.tar.gz
+[ -f "$deb" ] && [ -f "$tarball" ] || fail "release.sh wrote no $(basename "$deb") or $(basename "$tarball")"
+
+[ "$(dpkg-deb -f "$deb" Package)" = llm-cache-host ] || fail "$deb: Package is not llm-cache-host"
+[ "$(dpkg-deb -f "$deb" Architecture)" = arm64 ] || fail "$deb: Architecture is $(dpkg-deb -f "$deb" Architecture)"
+[ "$(dpkg-deb -f "$deb" Version)" = "$version" ] || fail "$deb: Version is not $version"
+# The same files with the same modes and owners as the native package (sizes and times aside).
+listing() { dpkg-deb -c "$1" | awk '{ print $1, $2, $6 }'; }
+diff <(listing "$native_deb") <(listing "$deb") || fail "$deb holds other files than $(basename "$native_deb") (above)"
+dpkg-deb -x "$deb" "$out/arm64"
+dpkg-deb -x "$native_deb" "$out/native"
+# The manifests: the same bytes, since the native binary printed both.
+diff -r "$out/native/etc" "$out/arm64/etc" && diff -r "$out/native/usr/lib" "$out/arm64/usr/lib" \
+  || fail "the arm64 package's manifests differ from the native one's (above)"
+
+binary=$out/arm64/usr/bin/llm-cache-host
+readelf -h "$binary" | grep -q 'Machine: *AArch64' || fail "$binary is not an arm64 ELF: $(readelf -h "$binary" | grep Machine)"
+tar -xzf "$tarball" -C "$out"
+cmp "$binary" "$out/llm-cache-host-$version-aarch64-linux/llm-cache-host" || fail "the tarball's binary is not the package's"
+for file in README.md LICENSE LICENSE-MIT LICENSE-APACHE; do
+  cmp "$file" "$out/llm-cache-host-$version-aarch64-linux/$file" || fail "the tarball's $file is not the repository's"
+done
+# The packaged binary itself, started as a browser starts it: one hello frame in (a native-endian length,
+# little-endian on both), one reply out.
+reply=$(printf '\025\000\000\000{"id":1,"op":"hello"}' | LLM_CACHE_DIR=$out/data "$binary" chrome-extension://testextensionaaaaaaaaaaaaaaaaaa/ | tail -c +5)
+grep -q '"ok":true' <<<"$reply" || fail "the packaged arm64 binary did not answer hello: $reply"
+
+# Depends: symbol_depends (which gives the arm64 package its Depends) must agree with dpkg-shlibdeps on the
+# native binary, the packages the same and no version lower, and the arm64 package must name the same packages.
+as_lines() { tr ',' '\n' | sed -n 's/^ *\([^ ]*\) (>= \([^)]*\))$/\1 \2/p'; }
+shlibdeps=$(dpkg-deb -f "$native_deb" Depends | as_lines)
+symbols=$(symbol_depends target/release/llm-cache-host | as_lines)
+[ "$(cut -d' ' -f1 <<<"$shlibdeps")" = "$(cut -d' ' -f1 <<<"$symbols")" ] \
+  || fail "symbol_depends names other packages than dpkg-shlibdeps for the native binary: $symbols, against $shlibdeps"
+while read -r package version; do
+  theirs=$(sed -n "s/^$package //p" <<<"$shlibdeps")
+  dpkg --compare-versions "$version" ge "$theirs" \
+    || fail "symbol_depends asks $package >= $version for the native binary, lower than dpkg-shlibdeps' $theirs"
+done <<<"$symbols"
+[ "$(dpkg-deb -f "$deb" Depends | as_lines | cut -d' ' -f1)" = "$(cut -d' ' -f1 <<<"$shlibdeps")" ] \
+  || fail "$deb depends on $(dpkg-deb -f "$deb" Depends), not on the native package's $(dpkg-deb -f "$native_deb" Depends)"
+
+(cd "$out/dist" && sha256sum --quiet -c SHA256SUMS) || fail "SHA256SUMS doesn't match the files"
+for file in "$deb" "$tarball"; do
+  grep -q " $(basename "$file")\$" "$out/dist/SHA256SUMS" || fail "SHA256SUMS has no line for $(basename "$file")"
+done
+echo "test-linux-arm64: ok: $(basename "$deb") ($(dpkg-deb -f "$deb" Depends)) and $(basename "$tarball")"
