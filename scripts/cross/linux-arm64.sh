@@ -7,8 +7,8 @@ ARM64_TARGET=aarch64-unknown-linux-gnu
 
 # arm64_cargo <cargo arguments>...: cargo for the arm64 target, with Debian's cross compiler as the linker
 # and as LMDB's C compiler (lmdb-master-sys builds LMDB from source through the cc crate), and qemu-user
-# as the runner of the test binaries that cargo test starts. The binaries those tests start in turn
-# (CARGO_BIN_EXE_*) run under qemu too, through binfmt_misc: the setup registers it.
+# as the runner of the test binaries that cargo test starts (any program those start in turn runs under
+# qemu through binfmt_misc, which the setup registers).
 arm64_cargo() {
   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
     CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc \

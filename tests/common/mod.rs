@@ -24,9 +24,15 @@ pub const ORIGIN: &str = "chrome-extension://testextensionaaaaaaaaaaaaaaaaaa/";
 /// The largest frame the host may send.
 pub const MAX_REPLY_FRAME: usize = 1024 * 1024;
 
-/// The host binary cargo built for these tests.
+/// The host binary under test: the one cargo built for these tests, unless `LLM_CACHE_TEST_BINARY` names
+/// another build of it. scripts/cross/test-linux-arm64.sh names the arm64 build there, which the kernel
+/// starts under qemu-user, so that these tests drive it while they themselves run natively (qemu-user's
+/// fork from a program with threads, as a test starting the host is, hangs now and then).
 pub fn binary() -> &'static str {
-    env!("CARGO_BIN_EXE_llm-cache-host")
+    static BINARY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BINARY.get_or_init(|| {
+        std::env::var("LLM_CACHE_TEST_BINARY").unwrap_or_else(|_| env!("CARGO_BIN_EXE_llm-cache-host").to_owned())
+    })
 }
 
 /// A command that starts the host in host mode for `origin` with its data in `dir`.
