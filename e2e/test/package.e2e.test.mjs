@@ -140,9 +140,11 @@ describe("release artifacts from scripts/release.sh, installed for real", { time
         env: { ...process.env, RELEASE_FIREFOX_EXTENSION_IDS: FIREFOX_IDS.join(",") },
         timeout: RELEASE_TIMEOUT_MS,
       });
-      const files = fs.readdirSync(state.out).sort();
-      state.deb = files.find((name) => name.endsWith(".deb"));
-      state.tarball = files.find((name) => name.endsWith("-linux.tar.gz"));
+      // The release also holds other machines' files (Linux arm64): these are this machine's.
+      state.files = fs.readdirSync(state.out).sort();
+      const debArch = run("dpkg", ["--print-architecture"]).trim();
+      state.deb = state.files.find((name) => name.endsWith(`_${debArch}.deb`));
+      state.tarball = state.files.find((name) => name.endsWith(`-${os.machine()}-linux.tar.gz`));
     },
     { timeout: RELEASE_TIMEOUT_MS + 60_000 },
   );
@@ -162,7 +164,9 @@ describe("release artifacts from scripts/release.sh, installed for real", { time
     assert.equal(state.tarball, `llm-cache-host-${version}-${os.machine()}-linux.tar.gz`, state.releaseOutput);
     assert.equal(state.deb, `llm-cache-host_${version}_${debArch}.deb`, state.releaseOutput);
     const sums = fs.readFileSync(path.join(state.out, "SHA256SUMS"), "utf8");
-    assert.deepEqual(sums.trim().split("\n").map((line) => line.split(/\s+\*?/)[1]).sort(), [state.tarball, state.deb].sort(), sums);
+    const listed = sums.trim().split("\n").map((line) => line.split(/\s+\*?/)[1]).sort();
+    assert.deepEqual(listed, state.files.filter((name) => name !== "SHA256SUMS"), sums);
+    assert.ok(listed.includes(state.tarball) && listed.includes(state.deb), sums);
     assert.match(run("sha256sum", ["-c", "SHA256SUMS"], { cwd: state.out }), new RegExp(`${state.deb}: OK`));
 
     const control = run("dpkg-deb", ["--field", path.join(state.out, state.deb)]);
