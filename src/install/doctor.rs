@@ -18,10 +18,11 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::browsers::{Browser, Family, Location, Platform};
-use super::manifest::{HOST_NAME, chrome_origin};
+use super::manifest::chrome_origin;
 use super::record::Record;
 use super::{Failure, Selection, Target, browser_target, found_browsers, layout, owner, policy, registry, say};
 use crate::cmd::PROTOCOL_VERSION;
+use crate::host_name::HostName;
 use crate::paths::{self, Os};
 
 /// How long the host may take to answer `hello` (it answers in milliseconds; a cold disk is slower).
@@ -151,7 +152,7 @@ pub fn doctor(options: &DoctorOptions, platform: &Platform, out: &mut dyn Write)
     let mut checked = Vec::new();
     for (i, target) in targets.iter().enumerate() {
         report.part = Part::Target(i);
-        let outcome = check_target(target, selection, platform.os, &mut report);
+        let outcome = check_target(target, selection, platform.os, &platform.host, &mut report);
         trusted.extend(outcome.trusted.iter().cloned());
         checked.push(outcome);
     }
@@ -167,7 +168,7 @@ pub fn doctor(options: &DoctorOptions, platform: &Platform, out: &mut dyn Write)
     }
     for (browser, i) in policy_browsers {
         report.part = Part::Target(i);
-        check_policies(browser, options, platform.os, &mut report);
+        check_policies(browser, options, platform.os, &platform.host, &mut report);
     }
     report.part = Part::Overall;
     report.check("data directory", data_dir_writable(platform));
@@ -323,7 +324,7 @@ fn install_hint(target: &Target) -> String {
 }
 
 /// The checks for one manifest location, from "is it there" to "does the host answer".
-fn check_target(target: &Target, selection: &Selection, os: Os, report: &mut Report) -> Checked {
+fn check_target(target: &Target, selection: &Selection, os: Os, host: &HostName, report: &mut Report) -> Checked {
     let subject = target.label.as_str();
     let mut file = target.location.manifest().to_owned();
     if let Location::Registry { hive, key, manifest } = &target.location {
@@ -390,9 +391,9 @@ fn check_target(target: &Target, selection: &Selection, os: Os, report: &mut Rep
     report.check(
         subject,
         match field("name") {
-            Some(name) if name == stem && name == HOST_NAME => Ok(format!("name \"{name}\" matches the file name")),
+            Some(name) if name == stem && name == host.as_str() => Ok(format!("name \"{name}\" matches the file name")),
             Some(name) => Err(format!(
-                "name is \"{name}\" but the file is {stem}.json and extensions connect to {HOST_NAME}: they must be equal"
+                "name is \"{name}\" but the file is {stem}.json and extensions connect to {host}: they must be equal"
             )),
             None => Err("the manifest has no \"name\"".into()),
         },
@@ -545,7 +546,7 @@ fn probe_hello(binary: &Path, args: &[OsString]) -> Result<String, String> {
 }
 
 /// Policies for one browser.
-fn check_policies(browser: Browser, options: &DoctorOptions, os: Os, report: &mut Report) {
+fn check_policies(browser: Browser, options: &DoctorOptions, os: Os, host: &HostName, report: &mut Report) {
     let Some(reading) = policy::read(browser, os, &options.policy_root) else { return };
     for problem in &reading.problems {
         report.note(format!("{browser}: a policy file the browser will ignore: {problem}"));
@@ -553,7 +554,7 @@ fn check_policies(browser: Browser, options: &DoctorOptions, os: Os, report: &mu
     let sources = reading.sources.join(", ");
     report.check(
         browser.id(),
-        match reading.policy.blocks(options.selection.scope) {
+        match reading.policy.blocks(host, options.selection.scope) {
             None => Ok(format!("no policy blocks the host (looked in {sources})")),
             Some(why) => Err(format!("a policy blocks the host: {why} (from {sources})")),
         },

@@ -63,10 +63,15 @@ pub fn uninstall(scope: Scope, purge: bool, platform: &Platform, out: &mut dyn W
         for dir in dirs {
             let _ = std::fs::remove_dir(&dir);
         }
+        let host = &platform.host;
+        let doctor = if host.is_default() { String::new() } else { format!(" --host-name {host}") };
         say(
             out,
-            "Uninstalled. The `llm-cache-host` command went with it: from the source folder, \
-                  `target/release/llm-cache-host doctor` checks that no browser still finds the host.",
+            format!(
+                "Uninstalled. The `{}` command went with it: from the source folder, \
+                 `target/release/llm-cache-host doctor{doctor}` checks that no browser still finds the host.",
+                host.command()
+            ),
         );
         data_left(purge, platform, out)
     } else {
@@ -84,8 +89,9 @@ fn data_left(purge: bool, platform: &Platform, out: &mut dyn Write) -> Result<()
             say(
                 out,
                 format!(
-                    "The cached data, logs and settings stay in {}; `llm-cache-host uninstall --purge` (or deleting that folder) removes them.",
-                    data_dir.display()
+                    "The cached data, logs and settings stay in {}; `{} uninstall --purge` (or deleting that folder) removes them.",
+                    data_dir.display(),
+                    platform.host.command()
                 ),
             );
         }
