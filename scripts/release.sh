@@ -4,6 +4,8 @@
 #   dist/llm-cache-host_<version>_<debian arch>.deb      the binary at /usr/bin/llm-cache-host and every
 #                                                        browser's system-wide host manifest
 #   dist/SHA256SUMS                                      both files' checksums, for `sha256sum -c`
+# With --host-name com.example.mail_cache the names are the developer's: the binary is built with that
+# host name baked in (LLM_CACHE_HOST_NAME), and the command, package and files are mail-cache.
 # The manifests in the .deb are printed by the binary itself (`llm-cache-host manifest`), so they are
 # exactly what `llm-cache-host install` writes. Run scripts/release.sh --help for the options.
 set -euo pipefail
@@ -22,6 +24,12 @@ Builds target/release/llm-cache-host (cargo build --release --locked), then writ
   SHA256SUMS                                     checksums of both (check with: cd dist && sha256sum -c SHA256SUMS)
 
 Options:
+  --host-name NAME            the host name your extension passes to connectNative, e.g. com.example.mail_cache
+                              (default: com.browserx.llm_cache). The binary is built with it baked in
+                              (in target/host-name/, so target/release stays the default build); the
+                              command, the package and the files above are named by its last part with
+                              _ as - (mail-cache, mail-cache_<version>_<debian arch>.deb, /usr/bin/mail-cache),
+                              the manifests NAME.json, and each user's data goes to ~/.local/share/NAME
   --extension-id ID           a Chrome extension id the .deb's manifests allow (repeatable); default: the demo
                               extension's, from extension-shim/demo/EXTENSION_ID.txt
   --firefox-extension-id ID   a Firefox add-on id the .deb's Firefox manifest allows (repeatable); default: the
@@ -30,7 +38,7 @@ Options:
   -h, --help                  this text
 
 Environment (used when the matching flag is not given; ids separated by spaces or commas):
-  RELEASE_EXTENSION_IDS, RELEASE_FIREFOX_EXTENSION_IDS
+  RELEASE_EXTENSION_IDS, RELEASE_FIREFOX_EXTENSION_IDS, RELEASE_HOST_NAME
   RELEASE_MAINTAINER          the .deb's Maintainer field (default: llm-cache-host developers <llm-cache-host@browserx.dev>)
   SOURCE_DATE_EPOCH           the files' timestamps in both archives (default: the last commit's time)
 USAGE
@@ -45,15 +53,17 @@ fail() {
 chrome_ids=()
 firefox_ids=()
 out=dist
+host_name=${RELEASE_HOST_NAME:-$DEFAULT_HOST_NAME}
 while [ $# -gt 0 ]; do
   case "$1" in
     -h | --help) usage; exit 0 ;;
-    --extension-id | --firefox-extension-id | --out)
+    --extension-id | --firefox-extension-id | --out | --host-name)
       [ $# -ge 2 ] && [ -n "$2" ] || fail "$1 needs a value (see --help)"
       case "$1" in
         --extension-id) chrome_ids+=("$2") ;;
         --firefox-extension-id) firefox_ids+=("$2") ;;
         --out) out=$2 ;;
+        --host-name) host_name=$2 ;;
       esac
       shift 2
       ;;
@@ -85,6 +95,8 @@ done
 for id in "${firefox_ids[@]}"; do
   is_firefox_extension_id "$id" || fail "\"$id\" is not a Firefox add-on id: $FIREFOX_ID_RULE"
 done
+is_host_name "$host_name" || fail "\"$host_name\" is not a host name: $HOST_NAME_RULE"
+name=$(host_command "$host_name")
 maintainer=${RELEASE_MAINTAINER:-llm-cache-host developers <llm-cache-host@browserx.dev>}
 for tool in cargo dpkg dpkg-deb dpkg-shlibdeps sha256sum tar gzip; do
   command -v "$tool" >/dev/null || fail "$tool is missing (dpkg-shlibdeps is in Debian's dpkg-dev package: apt-get install dpkg-dev)"
@@ -94,11 +106,20 @@ id_flags=()
 for id in "${chrome_ids[@]}"; do id_flags+=(--extension-id "$id"); done
 for id in "${firefox_ids[@]}"; do id_flags+=(--firefox-extension-id "$id"); done
 
-cargo build --release --locked --quiet
-binary=target/release/llm-cache-host
-# The binary's own check of every id, before anything is written.
-"$binary" manifest --browser firefox --path /usr/bin/llm-cache-host "${id_flags[@]}" >/dev/null \
+# The host name is baked in at build time: the binary then knows it wherever it is copied and whatever
+# its file is called. Another name builds in a folder of its own, so that target/release/llm-cache-host
+# stays the default host for ./install.sh and everyone else.
+if [ "$host_name" = "$DEFAULT_HOST_NAME" ]; then
+  env -u LLM_CACHE_HOST_NAME cargo build --release --locked --quiet
+  binary=target/release/llm-cache-host
+else
+  LLM_CACHE_HOST_NAME=$host_name cargo build --release --locked --quiet --target-dir target/host-name
+  binary=target/host-name/release/llm-cache-host
+fi
+# The binary's own check of every id, before anything is written, and of the name it was built with.
+baked=$("$binary" manifest --browser firefox --path "/usr/bin/$name" "${id_flags[@]}") \
   || fail "the ids above are refused (the binary said why)"
+grep -qF "\"name\": \"$host_name\"," <<<"$baked" || fail "$binary was not built for $host_name: $baked"
 version=$("$binary" --version | sed -n 's/^llm-cache-host \(.*\)$/\1/p')
 [ -n "$version" ] || fail "$binary --version printed no version"
 arch=$(uname -m)
@@ -120,17 +141,17 @@ archive() { # archive <dir> <output.tar.gz> <member>...
 }
 
 # The tarball: one folder named like the file, so that extracting it beside other things is tidy.
-tar_name=llm-cache-host-$version-$arch-linux
+tar_name=$name-$version-$arch-linux
 mkdir -m 0755 "$work/$tar_name"
-install -m 0755 "$binary" "$work/$tar_name/llm-cache-host"
+install -m 0755 "$binary" "$work/$tar_name/$name"
 install -m 0644 README.md LICENSE LICENSE-MIT LICENSE-APACHE "$work/$tar_name/"
 archive "$work" "$out/$tar_name.tar.gz" "$tar_name"
 
 # The .deb's tree, staged where dpkg-shlibdeps expects a package's files (debian/<package>/).
-root=$work/debian/llm-cache-host
-install -d -m 0755 "$root/DEBIAN" "$root/usr/bin" "$root/usr/share/doc/llm-cache-host"
-install -m 0755 "$binary" "$root/usr/bin/llm-cache-host"
-install -m 0644 README.md LICENSE LICENSE-MIT LICENSE-APACHE "$root/usr/share/doc/llm-cache-host/"
+root=$work/debian/$name
+install -d -m 0755 "$root/DEBIAN" "$root/usr/bin" "$root/usr/share/doc/$name"
+install -m 0755 "$binary" "$root/usr/bin/$name"
+install -m 0644 README.md LICENSE LICENSE-MIT LICENSE-APACHE "$root/usr/share/doc/$name/"
 # Where each browser looks for hosts registered for every user. Chrome, Chromium, Edge and Firefox
 # document theirs. Brave and Vivaldi document none: Chromium's source (chrome/common/chrome_paths.cc)
 # gives builds that are not Google Chrome /etc/chromium, which is what `install --system` writes for
@@ -148,20 +169,20 @@ for entry in "${manifest_dirs[@]}"; do
   browser=${entry%%:*}
   dir=$root${entry#*:}
   install -d -m 0755 "$dir"
-  "$binary" manifest --browser "$browser" --path /usr/bin/llm-cache-host "${id_flags[@]}" >"$dir/com.browserx.llm_cache.json"
-  chmod 0644 "$dir/com.browserx.llm_cache.json"
+  "$binary" manifest --browser "$browser" --path "/usr/bin/$name" "${id_flags[@]}" >"$dir/$host_name.json"
+  chmod 0644 "$dir/$host_name.json"
 done
 # mktemp made the staging folders 0700; the package's folders are 0755 like the ones above.
 chmod 0755 "$work/debian" "$root"
 
-depends=$(cd "$work" && printf 'Source: llm-cache-host\n\nPackage: llm-cache-host\nArchitecture: any\n' >debian/control \
-  && dpkg-shlibdeps -O debian/llm-cache-host/usr/bin/llm-cache-host | sed -n 's/^shlibs:Depends=//p')
+depends=$(cd "$work" && printf 'Source: %s\n\nPackage: %s\nArchitecture: any\n' "$name" "$name" >debian/control \
+  && dpkg-shlibdeps -O "debian/$name/usr/bin/$name" | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || fail "dpkg-shlibdeps found no dependencies for $binary"
 installed_size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
 # The manifests are not conffiles: conffiles stay after `dpkg -r`, and a manifest left behind would
 # point browsers at a binary that is gone. They are generated, and nobody should edit them in place.
 {
-  echo "Package: llm-cache-host"
+  echo "Package: $name"
   echo "Version: $version"
   echo "Architecture: $deb_arch"
   echo "Maintainer: $maintainer"
@@ -174,12 +195,12 @@ installed_size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
   echo " context window: extensions store and read them through native messaging, and"
   echo " the host keeps them in a local LMDB store in each user's data directory."
   echo " ."
-  echo " This package registers the host for every user with Chrome, Chromium, Edge,"
-  echo " Brave, Vivaldi and Firefox. Extensions allowed: ${chrome_ids[*]}."
+  echo " This package registers the host $host_name for every user with Chrome,"
+  echo " Chromium, Edge, Brave, Vivaldi and Firefox. Extensions allowed: ${chrome_ids[*]}."
   echo " Firefox add-ons allowed: ${firefox_ids[*]}."
 } >"$root/DEBIAN/control"
 chmod 0644 "$root/DEBIAN/control"
-deb=$out/llm-cache-host_${version}_$deb_arch.deb
+deb=$out/${name}_${version}_$deb_arch.deb
 dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
 
 (cd "$out" && sha256sum "$tar_name.tar.gz" "$(basename "$deb")" >SHA256SUMS)

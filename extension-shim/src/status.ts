@@ -10,12 +10,17 @@
 
 import type { BackendKind } from "./backend.js";
 import { ProtocolVersionError, RequestTimeoutError } from "./errors.js";
-import { browserOf, sourceInstallCommand } from "./install-command.js";
+import { browserOf, hostCommand, hostNameArgument, sourceInstallCommand } from "./install-command.js";
 import { NATIVE_HOST_NAME } from "./protocol.js";
 
 export interface CacheStatus {
   /** The backend new sessions go to now. (A session already under way stays where its first item went.) */
   backend: BackendKind;
+  /**
+   * The native host's name, which the cache connects to (`createLlmCache({ hostName })`, `com.browserx.llm_cache`
+   * by default); absent when the extension chose the in-browser backend and no host is asked.
+   */
+  hostName?: string;
   /** The host's release and protocol version, when it answered its handshake. */
   host?: { version: string; protocolVersion: number };
   /** Why new sessions don't go to the host, and what to do about it; absent when they do. */
@@ -49,13 +54,22 @@ export const IN_BROWSER_CHOSEN =
  * the extension's id (chrome.runtime.id by default), which the install command needs with its browser's flag
  * (an add-on id in Firefox, whose shape says so); `os` is the OS the command is typed on
  * (`chrome.runtime.getPlatformInfo().os`'s names; by default the one `navigator.platform` names), whose shell
- * the id is quoted for.
+ * the id is quoted for; `hostName` is the host the cache connects to, which the texts and commands name.
  */
-export function hostProblemText(error: unknown, extensionId = currentExtensionId(), os = currentOs()): string {
+export function hostProblemText(
+  error: unknown,
+  extensionId = currentExtensionId(),
+  os = currentOs(),
+  hostName: string = NATIVE_HOST_NAME,
+): string {
   const message = error instanceof Error ? error.message : String(error);
   const id = extensionId ?? "<this extension's id>";
   const firefox = extensionId !== undefined && browserOf(extensionId) === "firefox";
-  const install = extensionId === undefined ? `./install.sh --extension-id ${id}` : sourceInstallCommand(extensionId, os);
+  const install =
+    extensionId === undefined
+      ? `./install.sh --extension-id ${id}${hostNameArgument(hostName)}`
+      : sourceInstallCommand(extensionId, os, undefined, hostName);
+  const command = hostCommand(hostName);
   // Firefox's manifests list add-on ids, Chrome's extension origins.
   const [allowList, allowed] = firefox ? ["allowed_extensions", id] : ["allowed_origins", `chrome-extension://${id}/`];
   if (error instanceof ProtocolVersionError) {
@@ -70,10 +84,10 @@ export function hostProblemText(error: unknown, extensionId = currentExtensionId
   if (includesAny(message, BROWSER_TEXTS.notFound)) {
     return (
       // Firefox says "not found" too when a manifest is there but doesn't allow the add-on.
-      `the native host is not installed: the browser found no manifest for ${NATIVE_HOST_NAME}` +
+      `the native host is not installed: the browser found no manifest for ${hostName}` +
       (firefox ? ` whose ${allowList} lists ${allowed}` : "") +
       ", or the binary it names is missing. " +
-      `Install it from llm-cache-host's source with ${install}; \`llm-cache-host doctor\` then checks each step`
+      `Install it from llm-cache-host's source with ${install}; \`${command} doctor\` then checks each step`
     );
   }
   if (includesAny(message, BROWSER_TEXTS.forbidden)) {
@@ -84,12 +98,12 @@ export function hostProblemText(error: unknown, extensionId = currentExtensionId
   }
   if (includesAny(message, BROWSER_TEXTS.crashed)) {
     return (
-      `the native host crashed at start (the browser said: ${quoted(message)}). Run \`llm-cache-host doctor\`, which checks ` +
+      `the native host crashed at start (the browser said: ${quoted(message)}). Run \`${command} doctor\`, which checks ` +
       "that it answers hello; its log (<data dir>/logs/host.<date>.log) says why it stopped"
     );
   }
   if (error instanceof RequestTimeoutError) {
-    return `the native host didn't answer its handshake (${message}). Run \`llm-cache-host doctor\` to see where it hangs`;
+    return `the native host didn't answer its handshake (${message}). Run \`${command} doctor\` to see where it hangs`;
   }
   if (message.startsWith("can't connect to the native host")) {
     return `the extension can't use native messaging (${message}): add "nativeMessaging" to the permissions in its manifest.json`;

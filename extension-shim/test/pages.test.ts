@@ -44,6 +44,27 @@ describe("install steps", () => {
       `tar xzf llm-cache-host-${HOST_RELEASE}-x86_64-linux.tar.gz && cd llm-cache-host-${HOST_RELEASE}-x86_64-linux && ./llm-cache-host install --firefox-extension-id 'addon@example.org'`);
   });
 
+  it("for a host of the developer's own name: its release files and command, and --host-name in every install", () => {
+    const ways = (os: string) =>
+      installWays(os, id, "chromium", HOST_RELEASE, "com.example.mail_cache").flatMap((way) =>
+        way.steps.flatMap((step) => (step.command === undefined ? [] : [step.command])),
+      );
+    const args = `--extension-id ${id} --host-name com.example.mail_cache`;
+    assert.deepEqual(ways("linux"), [
+      `sudo apt install ./mail-cache_${HOST_RELEASE}_amd64.deb`,
+      `mail-cache install ${args}`,
+      `tar xzf mail-cache-${HOST_RELEASE}-x86_64-linux.tar.gz && cd mail-cache-${HOST_RELEASE}-x86_64-linux && ./mail-cache install ${args}`,
+      `./install.sh ${args}`,
+    ]);
+    assert.deepEqual(ways("mac"), [`./mail-cache install ${args}`, `./install.sh ${args}`]);
+    assert.deepEqual(ways("win"), [
+      `.\\mail-cache.exe install ${args}`,
+      `cargo build --release; if ($?) { .\\target\\release\\llm-cache-host.exe install ${args} }`,
+    ]);
+    // The default host's commands name no host.
+    assert.ok(commands("linux").every((command) => !command.includes("--host-name")));
+  });
+
   it("none where browsers can't start native hosts", () => {
     assert.deepEqual(installWays("cros", id), []);
     assert.deepEqual(installWays("android", id), []);

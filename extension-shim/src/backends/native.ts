@@ -134,6 +134,11 @@ export class NativeCacheClient extends ProtocolClient {
     this.#compression = options.compression ?? true;
   }
 
+  /** The name of the host this client connects to (`connectNative`'s argument). */
+  get hostName(): string {
+    return this.#hostName;
+  }
+
   /** The host's `hello` result while a port is open; undefined before the first call and after a drop. */
   get hostInfo(): HelloResult | undefined {
     return this.#hello;

@@ -5,7 +5,8 @@
  * ones.
  */
 
-import { browserOf, idArguments, sourceInstallCommand, type BrowserFamily } from "../install-command.js";
+import { browserOf, hostCommand, hostNameArgument, idArguments, sourceInstallCommand, type BrowserFamily } from "../install-command.js";
+import { NATIVE_HOST_NAME } from "../protocol.js";
 
 export type { BrowserFamily } from "../install-command.js";
 
@@ -35,24 +36,29 @@ export const RELEASES_HINT = "from the llm-cache-host release";
 
 /**
  * The ways to install the host on `os` for the extension `extensionId`, most usual first. Empty on an OS with
- * no native messaging (ChromeOS, Android): the extension then keeps its cache in the browser.
+ * no native messaging (ChromeOS, Android): the extension then keeps its cache in the browser. `hostName` is the
+ * host the extension connects to: its release files and its command are named by it as scripts/release.sh
+ * names them (`com.example.mail_cache`: `mail-cache_<version>_amd64.deb`, `mail-cache`), and each `install`
+ * names it with `--host-name`, so that any build of the binary registers under it.
  */
 export function installWays(
   os: string,
   extensionId: string,
   browser: BrowserFamily = browserOf(extensionId),
   version = HOST_RELEASE,
+  hostName: string = NATIVE_HOST_NAME,
 ): InstallWay[] {
-  const register = (binary: string) => `${binary} install ${idArguments(extensionId, os, browser)}`;
-  const deb = `llm-cache-host_${version}_amd64.deb`;
-  const tarballFolder = `llm-cache-host-${version}-x86_64-linux`;
+  const name = hostCommand(hostName);
+  const register = (binary: string) => `${binary} install ${idArguments(extensionId, os, browser)}${hostNameArgument(hostName)}`;
+  const deb = `${name}_${version}_amd64.deb`;
+  const tarballFolder = `${name}-${version}-x86_64-linux`;
   const tarball = `${tarballFolder}.tar.gz`;
   const fromSource: InstallWay = {
     title: "From source (needs Rust)",
     steps: [
       {
         text: `In a checkout of llm-cache-host, build the release binary and install it for this extension${os === "win" ? ", in PowerShell" : ""}:`,
-        command: sourceInstallCommand(extensionId, os, browser),
+        command: sourceInstallCommand(extensionId, os, browser, hostName),
       },
     ],
   };
@@ -65,14 +71,14 @@ export function installWays(
             { text: `Download ${deb} ${RELEASES_HINT}, then in its folder:`, command: `sudo apt install ./${deb}` },
             {
               text: "If this page still says the host isn't used, the package was built for other extensions; register it for this one:",
-              command: register("llm-cache-host"),
+              command: register(name),
             },
           ],
         },
         {
           title: "Any Linux (x86_64)",
           steps: [
-            { text: `Download ${tarball} ${RELEASES_HINT}, then in its folder:`, command: `tar xzf ${tarball} && cd ${tarballFolder} && ${register("./llm-cache-host")}` },
+            { text: `Download ${tarball} ${RELEASES_HINT}, then in its folder:`, command: `tar xzf ${tarball} && cd ${tarballFolder} && ${register(`./${name}`)}` },
           ],
         },
         fromSource,
@@ -82,7 +88,7 @@ export function installWays(
         {
           title: "macOS",
           steps: [
-            { text: `Download the llm-cache-host binary ${RELEASES_HINT} (or build it: cargo build --release), then in its folder:`, command: register("./llm-cache-host") },
+            { text: `Download the ${name} binary ${RELEASES_HINT} (or build it: cargo build --release), then in its folder:`, command: register(`./${name}`) },
           ],
         },
         fromSource,
@@ -92,7 +98,7 @@ export function installWays(
         {
           title: "Windows",
           steps: [
-            { text: `Download llm-cache-host.exe ${RELEASES_HINT}, then in its folder, in PowerShell:`, command: register(".\\llm-cache-host.exe") },
+            { text: `Download ${name}.exe ${RELEASES_HINT}, then in its folder, in PowerShell:`, command: register(`.\\${name}.exe`) },
           ],
         },
         fromSource,

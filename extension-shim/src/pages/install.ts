@@ -11,12 +11,19 @@
 import { createLlmCache, type LlmCache } from "../llm-cache.js";
 import type { CacheStatus } from "../status.js";
 import { button, el, errorLine, localTime, show } from "./dom.js";
-import { browserOf } from "../install-command.js";
+import { browserOf, hostCommand } from "../install-command.js";
+import { NATIVE_HOST_NAME } from "../protocol.js";
 import { installWays, osName, type BrowserFamily, type InstallWay } from "./install-steps.js";
 
 export interface InstallPageOptions {
-  /** The cache whose status is shown; a `createLlmCache()` of the page's own by default. */
+  /** The cache whose status is shown; a `createLlmCache({ hostName })` of the page's own by default. */
   cache?: LlmCache;
+  /**
+   * The native host the extension connects to, as it passes `hostName` to `createLlmCache`
+   * (`com.browserx.llm_cache` by default): the page's cache connects to it, and the install commands name its
+   * release files, its command and `--host-name`. With `cache` given, the name its status reports is used.
+   */
+  hostName?: string;
   /** Where the "cache viewer" link goes; the viewer page beside this one by default. */
   viewerUrl?: string;
 }
@@ -26,6 +33,7 @@ interface Environment {
   extensionId: string;
   os: string;
   browser: BrowserFamily;
+  hostName: string;
 }
 
 /**
@@ -33,11 +41,12 @@ interface Environment {
  * handshake whenever the page becomes visible or gets the focus, or the user presses "Check again".
  */
 export async function mountInstallPage(root: HTMLElement, options: InstallPageOptions = {}): Promise<void> {
-  const cache = options.cache ?? createLlmCache();
+  const cache = options.cache ?? createLlmCache(options.hostName === undefined ? {} : { hostName: options.hostName });
   const environment: Environment = {
     extensionId: chrome.runtime.id,
     os: (await chrome.runtime.getPlatformInfo()).os,
     browser: browserOf(chrome.runtime.id),
+    hostName: options.hostName ?? NATIVE_HOST_NAME,
   };
 
   const statusBox = el("section", { id: "status", class: "status", "aria-live": "polite" }, el("p", {}, "Checking…"));
@@ -63,6 +72,8 @@ export async function mountInstallPage(root: HTMLElement, options: InstallPageOp
       } catch (error) {
         failure = error;
       }
+      // A cache the extension made says which host it connects to.
+      if (options.hostName === undefined && status?.hostName !== undefined) environment.hostName = status.hostName;
       renderStatus(statusBox, status, failure);
       renderSteps(stepsBox, environment, status?.backend === "host" && !status.hostProblem);
       delete root.dataset.checking;
@@ -95,7 +106,10 @@ function renderStatus(box: HTMLElement, status: CacheStatus | undefined, failure
       ? "This extension's cache is kept in the browser (IndexedDB), since the native host isn't used."
       : "This extension's cache is unavailable: the native host can't be used, and there is no in-browser cache to fall back to.";
   const rows: Array<[string, string]> = [["Cache", status.backend === "host" ? "native host" : "in the browser (IndexedDB)"]];
-  if (status.host) rows.push(["Host", `llm-cache-host ${status.host.version}, protocol version ${status.host.protocolVersion}`]);
+  if (status.host) {
+    const name = status.hostName ?? NATIVE_HOST_NAME;
+    rows.push(["Host", `${hostCommand(name)} ${status.host.version}, protocol version ${status.host.protocolVersion} (${name})`]);
+  }
   if (status.hostProblem) rows.push(["Why not the host", status.hostProblem]);
   show(
     box,
@@ -107,7 +121,7 @@ function renderStatus(box: HTMLElement, status: CacheStatus | undefined, failure
 }
 
 function renderSteps(box: HTMLElement, environment: Environment, installed: boolean): void {
-  const ways = installWays(environment.os, environment.extensionId, environment.browser);
+  const ways = installWays(environment.os, environment.extensionId, environment.browser, undefined, environment.hostName);
   box.dataset.os = environment.os;
   const idLine = el("p", {}, "This extension's id: ", el("code", { id: "extension-id" }, environment.extensionId));
   if (ways.length === 0) {
@@ -126,7 +140,7 @@ function renderSteps(box: HTMLElement, environment: Environment, installed: bool
       "p",
       {},
       "Then come back to this page: it checks again. If the host is still not used, ",
-      el("code", {}, "llm-cache-host doctor"),
+      el("code", {}, `${hostCommand(environment.hostName)} doctor`),
       " checks each step a browser takes to start it.",
     ),
   ];
