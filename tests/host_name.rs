@@ -242,6 +242,28 @@ fn host_names_are_checked_by_chromes_rule() {
 }
 
 #[test]
+fn the_scripts_check_host_names_before_building() {
+    for script in ["install.sh", "scripts/release.sh"] {
+        for good in [MAIL, "com.browserx.llm_cache", "a.bc"] {
+            let (_, stderr) = common::script_without_cargo(script, &["--host-name", good], &[]);
+            assert!(stderr.contains("cargo is missing"), "{script} {good}: {stderr}");
+        }
+        for bad in
+            ["Com.Example.Mail", "mail_cache", "com..x", "com.x.", "com.x.a", "com.x._ab", "com.x.llm_cache_host"]
+        {
+            let (code, stderr) = common::script_without_cargo(script, &["--host-name", bad], &[]);
+            assert_eq!(code, Some(2), "{script} {bad}: {stderr}");
+            assert!(
+                stderr.contains("lowercase letters, digits") && stderr.contains("e.g. com.example.mail_cache"),
+                "{script} {bad}: {stderr}"
+            );
+        }
+    }
+    let (_, stderr) = common::script_without_cargo("scripts/release.sh", &[], &[("RELEASE_HOST_NAME", "Bad")]);
+    assert!(stderr.contains("\"Bad\" is not a host name"), "{stderr}");
+}
+
+#[test]
 fn a_binary_named_for_a_host_is_that_host() {
     // What `install --host-name` relies on: the copy's file name is its host name.
     let home = Home::new();

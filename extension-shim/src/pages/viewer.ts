@@ -32,15 +32,18 @@ export const DATA_PAGE_BYTES = 16 * 1024;
 const MAX_PART_LINKS = 200;
 
 export interface ViewerOptions {
-  /** The cache to show; a `createLlmCache()` of the page's own by default. */
+  /** The cache to show; a `createLlmCache({ hostName })` of the page's own by default. */
   cache?: LlmCache;
+  /** The native host the extension connects to (`createLlmCache`'s `hostName`), for the page's own cache. */
+  hostName?: string;
   /** Where the "install page" link goes; the install page beside this one by default. */
   installUrl?: string;
 }
 
 /** Renders the view the URL names into `root`, and the next one whenever the fragment changes. */
 export async function mountViewer(root: HTMLElement, options: ViewerOptions = {}): Promise<void> {
-  const viewer = new Viewer(root, options.cache ?? createLlmCache(), options.installUrl ?? "install.html");
+  const cache = options.cache ?? createLlmCache(options.hostName === undefined ? {} : { hostName: options.hostName });
+  const viewer = new Viewer(root, cache, options.installUrl ?? "install.html");
   window.addEventListener("hashchange", () => void viewer.render());
   await viewer.render();
 }
