@@ -10,7 +10,7 @@ mod common;
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use common::machine::{Machine, assert_ok, read_json};
 use common::script_without_cargo;
