@@ -138,6 +138,17 @@ impl HostName {
         if os == Os::Windows { format!("{stem}.exe") } else { stem.to_owned() }
     }
 
+    /// `subcommand` (`install`, `doctor`, `uninstall`: those that take `--host-name`) run by `program`
+    /// as a person types it: with `--host-name` when this isn't the default host, so that the line
+    /// sets up or checks this host whichever binary runs it.
+    pub fn invocation(&self, program: &str, subcommand: &str) -> String {
+        if self.is_default() {
+            format!("{program} {subcommand}")
+        } else {
+            format!("{program} {subcommand} --host-name {}", self.0)
+        }
+    }
+
     /// The manifest's file name: the host name and `.json`, as browsers look it up.
     pub fn manifest_file(&self) -> String {
         format!("{}.json", self.0)
@@ -226,6 +237,8 @@ mod tests {
         assert_eq!(mail.binary_file(Os::Linux), "com.example.mail_cache");
         assert_eq!(mail.binary_file(Os::Windows), "com.example.mail_cache.exe");
         assert_eq!(mail.manifest_file(), "com.example.mail_cache.json");
+        assert_eq!(mail.invocation("mail-cache", "doctor"), "mail-cache doctor --host-name com.example.mail_cache");
+        assert_eq!(default.invocation("llm-cache-host", "doctor"), "llm-cache-host doctor");
     }
 
     #[test]

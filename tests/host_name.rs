@@ -61,6 +61,8 @@ impl Home {
             .env_remove("XDG_CONFIG_HOME")
             .env_remove("LLM_CACHE_DIR")
             .env_remove("LLM_CACHE_LOG")
+            // No system-wide install: the machine's own /etc is not this test's.
+            .env("LLM_CACHE_SYSTEM_ROOT", self.path().join("system"))
             .env("PATH", format!("{}:/usr/bin:/bin", self.path().join(".local/bin").display()));
         command
     }
@@ -274,4 +276,58 @@ fn a_binary_named_for_a_host_is_that_host() {
     assert_eq!(serde_json::from_str::<Value>(&text).unwrap()["name"], MAIL);
     assert_eq!(home.ask(&named, MAIL_ID, &write_request("conv_mail"))["ok"], true);
     assert!(home.data(MAIL).join("store/data.mdb").exists());
+}
+
+/// The command a line of output shows between backticks after `marker`.
+fn quoted_after<'a>(text: &'a str, marker: &str) -> &'a str {
+    let start = text.find(marker).unwrap_or_else(|| panic!("no {marker:?} in:\n{text}")) + marker.len();
+    let rest = &text[start..];
+    &rest[..rest.find('`').unwrap_or_else(|| panic!("no closing ` after {marker:?} in:\n{text}"))]
+}
+
+#[test]
+fn a_vendor_hosts_advice_names_its_own_command_and_runs_as_shown() {
+    // A developer's host, installed as its command: `mail-cache` runs a copy that knows it is MAIL.
+    let home = Home::new();
+    let install = ["install", "--host-name", MAIL, "--browser", "chromium", "--extension-id", MAIL_ID];
+    assert_ok(&home.host(&install), "install --host-name");
+    let manifest = home.chromium_manifest(MAIL);
+    std::fs::remove_file(&manifest).unwrap();
+
+    // Its doctor finds the manifest gone and says how to put it back, with its own command and name.
+    let (code, text) = home.doctor("mail-cache", &[]);
+    assert_eq!(code, 1, "{text}");
+    let fix = quoted_after(&text, "(the browser says \"Specified native messaging host not found\"): run `");
+    assert_eq!(fix, format!("mail-cache install --host-name {MAIL} --browser chromium --extension-id {MAIL_ID}"));
+    assert!(!text.contains("llm-cache-host"), "every command doctor shows is the host's own:\n{text}");
+    // Run as shown, it repairs the install: doctor then passes, for the same extension.
+    let run = home.command("sh").args(["-c", fix]).output().unwrap();
+    assert!(run.status.success(), "{fix}: {}", String::from_utf8_lossy(&run.stdout));
+    assert_eq!(read_json(&manifest)["allowed_origins"], json!([format!("chrome-extension://{MAIL_ID}/")]));
+    assert_ok(&home.doctor("mail-cache", &[]), "doctor after the fix");
+
+    // With no arguments and no terminal, it explains itself as itself; the doctor command it shows works.
+    let output = home.command("mail-cache").stdin(Stdio::null()).output().unwrap();
+    let welcome = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(2), "{welcome}");
+    assert!(
+        welcome.starts_with("mail-cache is the native messaging host behind the llm_cache StorageTool"),
+        "{welcome}"
+    );
+    assert!(welcome.contains(&format!("  chromium (for you): extension {MAIL_ID}\n")), "{welcome}");
+    assert!(!welcome.contains("llm-cache-host"), "{welcome}");
+    let check = quoted_after(&welcome, "\n`");
+    assert_eq!(check, format!("mail-cache doctor --host-name {MAIL}"));
+    let root = home.policy_root();
+    let shown = format!("{check} --policy-root '{}'", root.display());
+    let run = home.command("sh").args(["-c", &shown]).output().unwrap();
+    let said = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success() && said.contains("all ") && said.contains(" checks passed"), "{shown}:\n{said}");
+
+    // Uninstalling it says how to check it afterwards and how to remove its data, naming this host.
+    let (code, text) = home.run("mail-cache", &["uninstall"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("Uninstalled. The `mail-cache` command went with it"), "{text}");
+    assert!(text.contains(&format!("`target/release/llm-cache-host doctor --host-name {MAIL}` checks")), "{text}");
+    assert!(text.contains(&format!("`target/release/llm-cache-host uninstall --host-name {MAIL} --purge`")), "{text}");
 }

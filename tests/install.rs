@@ -292,7 +292,10 @@ fn doctor_names_each_breakage() {
         "{}",
         run.stdout
     );
-    let remedy = format!("run `llm-cache-host install --browser chromium --extension-id {DEMO_ID}`");
+    // The install record says the demo's id is meant to be allowed; the remedy keeps every id allowed now too.
+    let remedy = format!(
+        "run `llm-cache-host install --browser chromium --extension-id {DEMO_ID} --extension-id abcdefghijklmnopabcdefghijklmnop`"
+    );
     assert!(run.failures()[0].ends_with(&remedy), "{}", run.stdout);
     in_full(&run);
 
@@ -353,7 +356,9 @@ fn doctor_sums_up_browsers_not_found() {
             let (names, rest) = line.split_once(": ").unwrap();
             let names: Vec<&str> = names.split(", ").collect();
             let flags: Vec<String> = names.iter().map(|name| format!("--browser {name}")).collect();
-            assert!(rest.ends_with(&format!("run `llm-cache-host install {}`", flags.join(" "))), "{}", run.stdout);
+            // The command keeps the extension installed (for chromium, above).
+            let command = format!("run `llm-cache-host install {} --extension-id {DEMO_ID}`", flags.join(" "));
+            assert!(rest.ends_with(&command), "{}", run.stdout);
             names
         }
         None => Vec::new(),

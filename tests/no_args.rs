@@ -65,39 +65,81 @@ fn in_a_terminal_anything_but_yes_installs_nothing() {
 fn in_a_terminal_yes_and_an_id_install() {
     let machine = Machine::new();
     let id = "abcdefghijklmnopabcdefghijklmnop";
-    // A wrong id is explained and asked again; Enter takes the demo's Firefox add-on id, if Firefox is
-    // among the browsers (else that line is never read).
+    // A wrong id is explained and asked again; Enter at the Firefox add-on's prompt, if Firefox is among
+    // the browsers (else that line is never read), registers no add-on: not even the demo's.
     let (code, shown) = in_terminal(&machine, &quoted(common::binary()), &format!("y\nnot-an-id\n{id}\n\n"));
     assert_eq!(code, 0, "{shown}");
     assert!(shown.contains("\"not-an-id\" is not an id like pahabgfbcdcnaidcniaebibdihehiphn; try again"), "{shown}");
     assert!(shown.contains("OK   install record: "), "install's own report: {shown}");
 
-    // What install writes: the binary's copy, and a manifest for each browser the question named,
-    // pointing at the copy and allowing the id given.
+    // What install writes: the binary's copy, and a manifest for each Chromium-family browser the
+    // question named, pointing at the copy and allowing the id given; none for Firefox.
     let binary = machine.installed_binary();
     assert_eq!(std::fs::read(&binary).unwrap(), std::fs::read(common::binary()).unwrap(), "the binary is copied");
     let record = read_json(&machine.data().join("install.json"));
     assert_eq!(record["binary"], json!(binary));
+    assert_eq!((&record["extensionIds"], &record["firefoxExtensionIds"]), (&json!([id]), &json!([])));
     let question = shown.lines().find(|line| line.starts_with("Install it now for ")).unwrap();
     let entries = record["entries"].as_array().unwrap();
     assert!(!entries.is_empty(), "{record}");
     for entry in entries {
         let label = entry["label"].as_str().unwrap();
         assert!(question.contains(label), "{label} in {question:?}");
+        assert_eq!(entry["family"], "chromium", "{record}");
         let manifest = read_json(Path::new(entry["location"]["file"]["manifest"].as_str().unwrap()));
         assert_eq!((&manifest["name"], &manifest["path"]), (&json!("com.browserx.llm_cache"), &json!(binary)));
-        match entry["family"].as_str().unwrap() {
-            "chromium" => assert_eq!(manifest["allowed_origins"], json!([format!("chrome-extension://{id}/")])),
-            _ => assert_eq!(manifest["allowed_extensions"], json!(["llm-cache-demo@browserx.dev"])),
-        }
+        assert_eq!(manifest["allowed_origins"], json!([format!("chrome-extension://{id}/")]));
     }
+    assert!(!machine.firefox_manifest().exists(), "Enter registers no add-on");
     if Path::new("/usr/bin/chromium").exists() {
         assert_eq!(read_json(&machine.chromium_manifest())["path"], json!(binary), "Chromium is installed here");
     }
 
-    // And the host it registered answers, as doctor checks.
+    // And the host it registered answers, as doctor checks: plain doctor, with the id installed and no other.
     let root = machine.policy_root();
-    assert_ok(&machine.run(&["doctor", "--extension-id", id, "--policy-root", root.to_str().unwrap()]), "doctor");
+    let doctor = machine.run(&["doctor", "--policy-root", root.to_str().unwrap()]);
+    assert_ok(&doctor, "doctor");
+    assert!(
+        doctor.stdout.contains(id) && !doctor.stdout.contains("pahabgfbcdcnaidcniaebibdihehiphn"),
+        "{}",
+        doctor.stdout
+    );
+}
+
+/// With a host installed, the binary says for which browsers and extensions, and how to check it;
+/// Enter at every prompt registers nothing. With a system-wide install it offers nothing: an install
+/// of the person's own would hide it.
+#[test]
+fn in_a_terminal_an_install_is_described_and_enter_adds_nothing() {
+    let machine = Machine::new();
+    let id = "abcdefghijklmnopabcdefghijklmnop";
+    assert_ok(&machine.run(&["install", "--browser", "chromium", "--extension-id", id]), "install");
+    let before = machine.tree();
+    for typed in ["\n", "y\n\n\n"] {
+        let (code, shown) = in_terminal(&machine, &quoted(common::binary()), typed);
+        assert_eq!(code, 0, "{shown}");
+        assert!(shown.contains(&format!("\n  chromium (for you): extension {id}\n")), "{shown}");
+        let check = format!("\n`{} doctor` checks each step a browser takes to start it.\n", common::binary());
+        assert!(shown.contains(&check), "{shown}");
+        assert!(!shown.contains("To install it"), "{shown}");
+        assert!(shown.contains("Allow another extension too, for "), "{shown}");
+        assert!(shown.ends_with("Nothing installed.\n"), "{typed:?}: {shown}");
+        assert_eq!(machine.tree(), before, "{typed:?}: nothing is written");
+    }
+
+    // A system-wide install (a package's manifest, under the test's system root): described, nothing offered.
+    let root = machine.tmp.path().join("system");
+    let dir = root.join("etc/chromium/native-messaging-hosts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let manifest =
+        machine.run(&["manifest", "--browser", "chromium", "--path", common::binary(), "--extension-id", id]);
+    std::fs::write(dir.join(common::machine::MANIFEST), manifest.stdout).unwrap();
+    let line = format!("LLM_CACHE_SYSTEM_ROOT={} {}", quoted(&root), quoted(common::binary()));
+    let (code, shown) = in_terminal(&machine, &line, "y\n");
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains(&format!("\n  chromium, brave, vivaldi (for every user): extension {id}\n")), "{shown}");
+    assert!(shown.contains("It is installed for every user, so nothing is offered here"), "{shown}");
+    assert!(!shown.contains("[y/N]"), "{shown}");
 }
 
 /// Firefox's whole rule at the prompt: an id without a name before `@` is taken, after one Firefox

@@ -225,6 +225,12 @@ describe("release artifacts from scripts/release.sh, installed for real", { time
       const sandbox = (state.debSandbox = createSandbox("package-deb"));
       const doctor = spawnSync(PACKAGED_BINARY, ["doctor", "--system", "--browser", "chromium"], { env: sandbox.env, encoding: "utf8" });
       assert.equal(doctor.status, 0, `doctor --system:\n${doctor.stdout}${doctor.stderr}`);
+      // Plain doctor checks the package's manifests with the ids built into them, and proves the store.
+      const plain = spawnSync(PACKAGED_BINARY, ["doctor"], { env: sandbox.env, encoding: "utf8" });
+      assert.equal(plain.status, 0, `doctor:\n${plain.stdout}${plain.stderr}`);
+      assert.match(plain.stdout, new RegExp(`^OK   chromium, brave, vivaldi \\(system\\): host .* registered for 2 extensions \\(${EXTENSION_ID}, ${OTHER_EXTENSION_ID}\\)`, "m"), plain.stdout);
+      assert.match(plain.stdout, /^OK   store: the host wrote, read back and deleted an item/m, plain.stdout);
+      assert.doesNotMatch(plain.stdout, /^WARN /m, plain.stdout);
 
       state.debBrowser = await launchWithExtension(sandbox, DEMO_EXTENSION_DIR, { globalName: DEMO_GLOBAL });
       // Nothing user-level: Chromium can only have found the system manifest. (Chromium makes the profile's

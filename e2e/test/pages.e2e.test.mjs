@@ -1,7 +1,13 @@
 // The shim's two extension pages in real Chromium, opened as tabs of the demo extension
 // (chrome-extension://<id>/lib/pages/…), checked on the DOM they build:
-// - the install page: with no host, Chrome's not-installed reason and the Linux steps with the demo's id; then,
-//   with the host installed while the page is open, the page brought back into view shows the host and its version;
+// - the install page: with no host, a calm sentence that the cache is kept in the browser, Chrome's not-installed
+//   reason, the Linux steps with the demo's id and no building from source, each with a Copy button that puts the
+//   command on the clipboard; then, with the host installed while the page is open, the page brought back into view
+//   says "llm-cache-host <version> serves this extension's cache";
+// - the developer's settings (llm-cache-pages.json): the extension's name in the title, the download links and the
+//   file names at their ends in the commands, its own host name in every command and in the reason; and the viewer
+//   with no host: the calm backend sentence, no error,
+//   "1 item deleted", and no End button for the ended session;
 // - the cache viewer: items the demo's worker wrote, their rows, one item's data at a pointer and its pages,
 //   deleting an item (after a confirm step), ending the session; descriptions and data that look like HTML stay text;
 //   an item nested 7,000 deep shown whole, with its metadata and Delete, and a bidi override in a description shown
@@ -79,9 +85,16 @@ describe("the install page in Chromium", { skip: SKIP, timeout: 120_000 }, () =>
     page = await openPage(s.browser, "install.html");
     await until(page, "a first status", () => document.getElementById("llm-cache-install")?.dataset.checks === "1");
     assert.equal(await page.getAttribute("#status", "data-backend"), "indexeddb");
+    assert.equal(await page.textContent("#status-summary"), "This extension's cache is kept in the browser (IndexedDB); the native host isn't installed.");
+    // The manifest's name, without settings of the developer's.
+    assert.equal(await page.title(), "LLM cache demo: LLM cache host");
+    assert.equal(await page.textContent("h1"), "LLM cache demo: LLM cache host");
     const details = await page.textContent("#status-details");
     assert.match(details, /in the browser \(IndexedDB\)/);
     assert.match(details, /the native host is not installed: the browser found no manifest for com\.browserx\.llm_cache/);
+    // The reason's remedy is the page's own steps, for the extension's users: not the host's source.
+    assert.match(details, /Install it with the steps below; `llm-cache-host doctor` then checks each step/);
+    assert.doesNotMatch(details, /source|install\.sh/);
     assert.equal(await page.getAttribute("#steps", "data-os"), "linux");
     assert.equal(await page.textContent("#extension-id"), EXTENSION_ID);
     const version = hostVersion();
@@ -89,9 +102,25 @@ describe("the install page in Chromium", { skip: SKIP, timeout: 120_000 }, () =>
       `sudo apt install ./llm-cache-host_${version}_amd64.deb`,
       `llm-cache-host install --extension-id ${EXTENSION_ID}`,
       `tar xzf llm-cache-host-${version}-x86_64-linux.tar.gz && cd llm-cache-host-${version}-x86_64-linux && ./llm-cache-host install --extension-id ${EXTENSION_ID}`,
-      `./install.sh --extension-id ${EXTENSION_ID}`,
     ]);
-    await screenshot(page, "install-page.png");
+    const steps = await page.textContent("#steps");
+    assert.doesNotMatch(steps, /source|Rust/, "building from source is for developers, and off by default");
+    assert.match(steps, new RegExp(`Ask this extension's developer for llm-cache-host_${version.replace(/\./g, "\\.")}_amd64\.deb, then in its folder:`));
+    assert.equal(await page.$$eval("#steps a.download", (links) => links.length), 0, "no link without the developer's address");
+    assert.deepEqual(page.errors, []);
+  });
+
+  it("copies a command with its Copy button, and says Copied", async () => {
+    await s.browser.context.grantPermissions(["clipboard-read", "clipboard-write"]);
+    const blocks = await page.$$("#steps .command-block");
+    assert.equal(blocks.length, 3, "a Copy button beside every command");
+    const tarball = blocks[2];
+    const command = await tarball.$eval("code.command", (code) => code.textContent);
+    await page.evaluate(() => navigator.clipboard.writeText("nothing copied yet"));
+    await (await tarball.$("button.copy")).click();
+    await until(page, "the Copied state", () => document.querySelectorAll("#steps button.copy[data-copied]").length === 1);
+    assert.equal(await tarball.$eval("button.copy", (button) => button.textContent), "Copied");
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), command);
     assert.deepEqual(page.errors, []);
   });
 
@@ -110,9 +139,71 @@ describe("the install page in Chromium", { skip: SKIP, timeout: 120_000 }, () =>
     const details = await page.textContent("#status-details");
     assert.match(details, new RegExp(`llm-cache-host ${hostVersion().replace(/\./g, "\\.")}, protocol version 1`));
     assert.doesNotMatch(details, /not installed/);
-    assert.equal(await page.textContent("#status-summary"), "The native host serves this extension's cache.");
+    assert.equal(await page.textContent("#status-summary"), `llm-cache-host ${hostVersion()} serves this extension's cache.`);
     // The steps stay, folded away, for updates.
     assert.equal(await page.$eval("#steps details", (details) => details.open), false);
+    assert.deepEqual(page.errors, []);
+  });
+});
+
+describe("the pages with the developer's settings, and no host, in Chromium", { skip: SKIP, timeout: 120_000 }, () => {
+  const DEB_URL = "https://mail.example/downloads/mail-agent-cache_2.1.0_amd64.deb";
+  const TARBALL_URL = "https://mail.example/downloads/latest-linux";
+  const s = demoBrowser("pages-developer", {
+    pagesConfig: { extensionName: "Mail Agent", hostName: "com.example.mail_cache", downloads: { debAmd64: DEB_URL, tarballX86_64: TARBALL_URL } },
+  });
+  let page;
+  after(() => page?.close().catch(() => {}));
+
+  it("the install page names the extension and links the developer's downloads, with their file names in the commands", async () => {
+    page = await openPage(s.browser, "install.html");
+    await until(page, "a first status", () => document.getElementById("llm-cache-install")?.dataset.checks === "1");
+    assert.equal(await page.title(), "Mail Agent: LLM cache host");
+    assert.equal(await page.textContent("h1"), "Mail Agent: LLM cache host");
+    const links = await page.$$eval("#steps a.download", (found) => found.map((a) => [a.textContent, a.getAttribute("href")]));
+    const version = hostVersion();
+    assert.deepEqual(links, [
+      ["mail-agent-cache_2.1.0_amd64.deb", DEB_URL],
+      // An address that doesn't end in the file is linked; the commands keep the release's own name, the host's.
+      [`mail-cache-${version}-x86_64-linux.tar.gz`, TARBALL_URL],
+    ]);
+    const commands = await texts(page, "#steps .command");
+    assert.deepEqual(commands, [
+      "sudo apt install ./mail-agent-cache_2.1.0_amd64.deb",
+      `mail-cache install --extension-id ${EXTENSION_ID} --host-name com.example.mail_cache`,
+      `tar xzf mail-cache-${version}-x86_64-linux.tar.gz && cd mail-cache-${version}-x86_64-linux && ./mail-cache install --extension-id ${EXTENSION_ID} --host-name com.example.mail_cache`,
+    ]);
+    // The page's own cache asked the developer's host, and says so.
+    const details = await page.textContent("#status-details");
+    assert.match(details, /no manifest for com\.example\.mail_cache, .*Install it with the steps below; `mail-cache doctor` then checks each step/);
+    assert.match(await page.textContent("#steps"), /If the host is still not used, mail-cache doctor checks/);
+    assert.doesNotMatch(await page.textContent("#steps"), /source|Rust|Ask this extension's developer/);
+    await screenshot(page, "install-page.png");
+    assert.deepEqual(page.errors, []);
+  });
+
+  it("the viewer says calmly that the cache is kept in the browser, names no error, and counts one item as one", async () => {
+    const sessionId = newSessionId();
+    await writeEmail(s.browser, sessionId, EMAILS[0]);
+    await page.goto(`${PAGES}/viewer.html`);
+    await until(page, "the backend sentence and the session list", (id) =>
+      document.getElementById("backend")?.textContent !== "" && document.querySelector(`#sessions tr[data-session="${id}"]`) !== null, sessionId);
+    assert.equal(await page.title(), "Mail Agent: LLM cache viewer");
+    assert.equal(await page.textContent("#backend"), "This extension's cache is kept in the browser (IndexedDB); the native host isn't installed.");
+    const body = await page.evaluate(() => document.body.innerText);
+    assert.doesNotMatch(body, /Error|not found|can't be listed/);
+    assert.equal(await page.$$eval(".error, .unlisted", (found) => found.length), 0);
+
+    await page.click(`#sessions tr[data-session="${sessionId}"] a`);
+    await until(page, "its one item", () => document.querySelectorAll("#items tbody tr").length === 1);
+    assert.match(await page.textContent("#session-summary"), /^1 item, .* · in the browser \(IndexedDB\)$/);
+    await page.click("#end-session");
+    assert.equal(await page.textContent(".confirm-box .confirm"), `End session ${sessionId}: delete its 1 item?`);
+    await page.click("#confirm-end");
+    await until(page, "no items", () => document.getElementById("no-items") !== null);
+    assert.match(await page.textContent("#message"), new RegExp(`^Ended session ${sessionId}: 1 item deleted, .* freed\\.$`));
+    assert.equal(await page.$$eval("#end-session", (found) => found.length), 0, "an ended, empty session has nothing to end");
+    assert.doesNotMatch(await page.evaluate(() => document.body.innerText), /Error/);
     assert.deepEqual(page.errors, []);
   });
 });
@@ -126,6 +217,11 @@ const EMAILS = [
   { from: "Travel Desk <travel@northwind.example>", subject: "Itinerary: Berlin, 14-16 May", summary: "Flights LH 901/906 and two nights at the Hotel Adlon are booked; the itinerary PDF is attached.", unread: false },
 ];
 const describeEmail = (email) => `Summary of "${email.subject}" from ${email.from.split(" <")[0]}`;
+/** The demo's agent caches `email` in `sessionId`, as it would while reading an inbox. */
+async function writeEmail(browser, sessionId, email) {
+  const outcome = await new DemoAgent(browser, sessionId).write(email, describeEmail(email));
+  assert.equal(outcome.resolved, true, outcome.error);
+}
 /** An item big enough for several pages of data: 300 messages of a thread. */
 const THREAD = {
   thread: "Q3 planning",
@@ -242,6 +338,7 @@ describe("the cache viewer in Chromium", { skip: SKIP, timeout: 180_000 }, () =>
     await until(page, "no items", () => document.getElementById("no-items") !== null);
     assert.match(await page.textContent("#message"), new RegExp(`^Ended session ${sessionId}: ${keys.length - 1} items deleted, .* freed\\.$`));
     assert.match(await page.textContent("#session-summary"), /^0 items, 0B of 50MB/);
+    assert.equal(await page.$$eval("#end-session", (found) => found.length), 0, "an ended, empty session has nothing to end");
     const list = await new DemoAgent(s.browser, sessionId).list();
     assert.equal(list.text, "the cache of this session is empty");
     assert.deepEqual(page.errors, []);
@@ -275,9 +372,7 @@ describe("the cache viewer in Chromium", { skip: SKIP, timeout: 180_000 }, () =>
   it("shows an item nested 7,000 deep whole, with its metadata and Delete, and a bidi override escaped", async () => {
     const session = newSessionId();
     // The agent's first write makes the session the host's.
-    const agent = new DemoAgent(s.browser, session);
-    const outcome = await agent.write(EMAILS[0], describeEmail(EMAILS[0]));
-    assert.equal(outcome.resolved, true, outcome.error);
+    await writeEmail(s.browser, session, EMAILS[0]);
     // No browser can send data nested 7,000 deep (Chrome can't serialise a message past about 2,400 levels, and
     // JSON.stringify runs out of stack), but any other client of the host can: the real binary writes it, in a
     // frame of its own, with a description whose U+202E makes "report\u202Efdp.exe" read "reportexe.pdf".
@@ -318,8 +413,7 @@ describe("the cache viewer in Chromium", { skip: SKIP, timeout: 180_000 }, () =>
 
   it("lists the extension's sessions with their counts, through the sessions op", async () => {
     const listed = newSessionId();
-    const agent = new DemoAgent(s.browser, listed);
-    for (const email of EMAILS.slice(0, 3)) assert.equal((await agent.write(email, describeEmail(email))).resolved, true);
+    for (const email of EMAILS.slice(0, 3)) await writeEmail(s.browser, listed, email);
     await (await viewerTab()).goto(`${PAGES}/viewer.html`);
     await until(page, "the session in the list", (id) => document.querySelector(`#sessions tr[data-session="${id}"]`) !== null, listed);
     const cells = await page.$$eval(`#sessions tr[data-session="${listed}"] td`, (tds) => tds.map((td) => td.textContent));

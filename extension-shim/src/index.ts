@@ -32,6 +32,7 @@
  *   the shapes its registry takes.
  * - offload.ts: offloadLargeResults, which caches another tool's large results instead of showing them.
  * - references.ts: resolveReferences, which puts cached data into another tool's arguments.
+ * - session-id.ts: the sessionId rule at the API: a TypeError for the extension's own malformed ids.
  * - session.ts: endSession for the agent's session hooks, remembered per backend while it can't be reached and
  *   sent first on its next connection; attachToSessionClass (every session of a class, across rebuilt agents)
  *   and attachToSession (one object) for sessions without hooks.
@@ -64,6 +65,7 @@ export * from "./adapters/browserx.js";
 export * from "./offload.js";
 export * from "./references.js";
 export * from "./session.js";
+export { assertSessionId, isSessionId, SESSION_ID_RULE } from "./session-id.js";
 export * from "./storage-area.js";
 export * from "./llm-cache.js";
 export { DEMO_EXTENSION_ID } from "./demo-extension.js";

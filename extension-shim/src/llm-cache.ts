@@ -12,6 +12,7 @@ import { errorText } from "./tool/storage-tool.js";
 import { offloadLargeResults, type OffloadOptions, type ToolHandler } from "./offload.js";
 import { resolveReferences } from "./references.js";
 import { RoutingBackend } from "./routing.js";
+import { assertSessionId } from "./session-id.js";
 import { SessionCleanup, type EndSessionOutcome, type OnSessionEnded, type ResettableSession, type ResettableSessionClass } from "./session.js";
 import type { CacheStatus, StatusOptions } from "./status.js";
 import { chromeLocalStorage, type KeyValueStore } from "./storage-area.js";
@@ -115,6 +116,8 @@ export function createLlmCache(options: LlmCacheOptions = {}): LlmCache {
     offloadLargeResults: (toolName, handler, offloadOptions) => offloadLargeResults(client, toolName, handler, { cacheToolName: tool.name, ...offloadOptions }),
     resolveReferences: (args, context) => resolveReferences(client, args, context),
     withReferences: (handler) => async (args, context) => {
+      // The extension's mistake is its TypeError, not text for the LLM like a reference that can't be resolved.
+      assertSessionId("withReferences: context.sessionId", context?.sessionId);
       let resolved;
       try {
         resolved = await resolveReferences(client, args, context);

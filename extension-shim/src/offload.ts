@@ -18,6 +18,7 @@
 import type { CacheBackend } from "./backend.js";
 import { CacheError, DataTooLargeError, QuotaExceededError } from "./errors.js";
 import { MAX_DESCRIPTION_CHARS, MAX_ITEM_BYTES, utf8Length, type CacheMetadata, type HelloResult } from "./protocol.js";
+import { assertSessionId } from "./session-id.js";
 import { formatSize, itemLine } from "./tool/format.js";
 import { keyIdFor, shortKey } from "./tool/keys.js";
 import { STORAGE_TOOL_NAME } from "./tool/spec.js";
@@ -87,6 +88,7 @@ export function offloadLargeResults<A, C extends { sessionId: string }, R>(
   const describe = options.describe ?? ((args: A) => `${toolName} result for ${argumentsText(args)}`);
   const now = options.now ?? Date.now;
   return async (args, context) => {
+    assertSessionId(`offloadLargeResults(${JSON.stringify(toolName)}): context.sessionId`, context?.sessionId);
     const result = await handler(args, context);
     const json = jsonText(result);
     if (json === undefined) return result;

@@ -21,6 +21,7 @@
 import type { CacheBackend } from "./backend.js";
 import { DataTooLargeError, InvalidRequestError } from "./errors.js";
 import { MAX_ITEM_BYTES, utf8Length, type JsonValue } from "./protocol.js";
+import { assertSessionId } from "./session-id.js";
 import { formatSize } from "./tool/format.js";
 import { fullKey } from "./tool/keys.js";
 
@@ -70,6 +71,7 @@ interface Resolved {
  * DataTooLargeError when the data would be more than MAX_REFERENCE_BYTES.
  */
 export async function resolveReferences<T>(client: CacheBackend, args: T, context: { sessionId: string }): Promise<T> {
+  assertSessionId("resolveReferences: context.sessionId", context?.sessionId);
   const wanted = collect(args);
   if (wanted.size === 0) return args;
   const resolved = new Map<string, Resolved>();

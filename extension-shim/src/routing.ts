@@ -409,7 +409,7 @@ export class RoutingBackend implements CacheBackend {
     }
     // After a check the host is known to be up or down.
     const error = state.state === "down" ? state.error : undefined;
-    return { backend: this.#defaultBackend().kind, hostName, hostProblem: hostProblemText(error, undefined, undefined, hostName) };
+    return { backend: this.#defaultBackend().kind, hostName, hostProblem: hostProblemText(error, undefined, undefined, hostName, options.advice) };
   }
 
   /**

@@ -19,6 +19,7 @@
 import type { BackendKind, CacheBackend, ConnectionRequest } from "./backend.js";
 import { CacheError, StorageUnavailableError } from "./errors.js";
 import { tryLock, withLock } from "./locks.js";
+import { assertSessionId, isSessionId } from "./session-id.js";
 import type { EndSessionResult } from "./protocol.js";
 import { backendsOf, endSessionEach, PENDING_END_SESSION_PREFIXES, sessionLockName } from "./routing.js";
 import type { KeyValueStore } from "./storage-area.js";
@@ -83,9 +84,11 @@ export class SessionCleanup {
   /**
    * Removes a session's cached items. The host's answers, good or bad, come back as the outcome, not as an
    * exception: a session hook has nothing useful to do with one, and a host that can't be reached is handled
-   * by remembering the cleanup. (Only a failing chrome.storage.local would make this reject.)
+   * by remembering the cleanup. Only the extension's own mistakes reject: a `sessionId` that isn't `conv_` then 1
+   * to 64 of [A-Za-z0-9-] is a TypeError saying so, before any request; and a failing chrome.storage.local.
    */
   async endSession(sessionId: string): Promise<EndSessionOutcome> {
+    assertSessionId("endSession: sessionId", sessionId);
     let deletedItems = 0;
     let freedBytes = 0;
     let pending: string | undefined;
@@ -174,8 +177,12 @@ export class SessionCleanup {
    * cleanup runs after the original call and is not awaited by it (its outcome goes to `onEnded`). An agent
    * that replaces its session (browserx on every settings change) needs `attachToSessionClass` instead.
    * Returns a function that puts the original methods back.
+   *
+   * # Errors
+   * A TypeError when `session.conversationId` isn't a session id (`conv_` then 1 to 64 of [A-Za-z0-9-]).
    */
   attachToSession<S extends ResettableSession>(session: S, onEnded?: OnSessionEnded): () => void {
+    assertSessionId("attachToSession: session.conversationId", session?.conversationId);
     const methods = session as unknown as Record<"reset" | "close", MarkedMethod>;
     const restore: Array<() => void> = [];
     for (const name of ["reset", "close"] as const) {
@@ -210,6 +217,9 @@ export class SessionCleanup {
       const sessionId = idOf(this);
       const result = method.apply(this, args);
       const end = () => {
+        // A conversation whose id breaks the rule can hold nothing (every call with it is refused), so it has
+        // nothing to end; and the session's own reset() or close() must never fail because of the cache.
+        if (typeof sessionId !== "string" || !isSessionId(sessionId)) return;
         void cleanup.endSession(sessionId).then((outcome) => onEnded?.(sessionId, outcome));
       };
       if (result instanceof Promise) return result.finally(end);

@@ -24,6 +24,7 @@ import {
   shellWord,
   sourceInstallCommand,
 } from "../src/install-command.js";
+import { ProtocolVersionError } from "../src/errors.js";
 import { createLlmCache } from "../src/llm-cache.js";
 import { HOST_RELEASE, installWays } from "../src/pages/install-steps.js";
 import { hostProblemText, osOfPlatform } from "../src/status.js";
@@ -132,9 +133,9 @@ describe("shell words", () => {
   });
 });
 
-/** Every command of every way on `os`. */
+/** Every command of every way on `os`, building from source included. */
 const commands = (os: string, id: string) =>
-  installWays(os, id).flatMap((way) => way.steps.flatMap((step) => (step.command === undefined ? [] : [step.command])));
+  installWays({ os, extensionId: id }, { showFromSource: true }).flatMap((way) => way.steps.flatMap((step) => (step.command === undefined ? [] : [step.command])));
 
 describe("the install page's commands", () => {
   it("take the flag of the id's browser, with the id quoted for each OS's shell", () => {
@@ -171,6 +172,22 @@ describe("status()'s advice", () => {
     assert.ok(text.includes("whose allowed_extensions lists @name"), text);
     const forbidden = hostProblemText(new Error("Access to the specified native messaging host is forbidden."), GUID, "mac");
     assert.ok(forbidden.includes(`allowed_extensions doesn't list ${GUID}. Install it again with ./install.sh --firefox-extension-id '${GUID}'`), forbidden);
+  });
+
+  it("on the install page, points at its steps rather than a checkout of the host's source", () => {
+    const forbidden = new Error("Access to the specified native messaging host is forbidden.");
+    const older = new ProtocolVersionError(1, 0);
+    for (const os of ["linux", "mac", "win"]) {
+      for (const error of [NOT_FOUND, forbidden, older]) {
+        const forDeveloper = hostProblemText(error, DEMO_EXTENSION_ID, os);
+        const forUser = hostProblemText(error, DEMO_EXTENSION_ID, os, undefined, "install page");
+        assert.match(forDeveloper, /source|install\.sh|cargo/, forDeveloper);
+        assert.doesNotMatch(forUser, /source|install\.sh|cargo|checkout/, forUser);
+        assert.match(forUser, /with the steps below/, forUser);
+      }
+    }
+    assert.ok(hostProblemText(forbidden, DEMO_EXTENSION_ID, "linux", undefined, "install page").endsWith(
+      `doesn't list chrome-extension://${DEMO_EXTENSION_ID}/. Register it for this extension with the steps below`));
   });
 
   it("gives Windows the PowerShell command, with the id quoted", () => {
@@ -224,7 +241,7 @@ function machine(): { root: string; env: NodeJS.ProcessEnv; remove: () => void }
 
 /**
  * The folders the commands run in, as a person has them: the release tarball (holding the binary), the folder
- * the macOS binary was downloaded to, and a checkout with install.sh, its id rules and the built binary.
+ * the macOS tarball was unpacked in, and a checkout with install.sh, its id rules and the built binary.
  */
 function stage(root: string): void {
   const repo = fileURLToPath(new URL("../../../", import.meta.url));

@@ -80,15 +80,14 @@ describe("endSession", () => {
     client.close();
   });
 
-  it("doesn't remember a cleanup the host refused, since it would be refused again", async (t) => {
+  it("refuses a malformed sessionId with a TypeError before asking the host, remembering nothing", async (t) => {
     const { dir } = await cacheWithItems(t, 0);
     const connect = hostConnector({ dataDir: dir });
     t.after(() => connect.closeAll());
     const client = new NativeCacheClient({ connect });
     const storage = new MemoryStorage();
-    const outcome = await new SessionCleanup(client, storage).endSession("not-a-session");
-    assert.equal(outcome.status, "failed");
-    assert.equal(outcome.status === "failed" && outcome.error.code, "InvalidKeyFormatError");
+    await assert.rejects(new SessionCleanup(client, storage).endSession("not-a-session"), TypeError);
+    assert.equal(connect.ports.length, 0);
     assert.equal(storage.items.size, 0);
     client.close();
   });

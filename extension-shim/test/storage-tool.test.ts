@@ -4,6 +4,8 @@
  */
 
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, it, type TestContext } from "node:test";
 import { NativeCacheClient } from "../src/client.js";
 import { MAX_ITEM_BYTES } from "../src/protocol.js";
@@ -15,8 +17,10 @@ import { tempDir } from "./helpers/temp.js";
 const SESSION = "conv_a3f8e2b4-5c6d-7e8f-9a0b-1c2d3e4f5a6b";
 const CONTEXT: ToolContext = { sessionId: SESSION };
 
-function hostTool(t: TestContext, options: StorageToolOptions & { binary?: string } = {}) {
+function hostTool(t: TestContext, options: StorageToolOptions & { binary?: string; storeQuotaBytes?: number } = {}) {
   const dir = tempDir();
+  // The store-wide quota is the store owner's setting, in the data directory's config.json (docs/operations.md).
+  if (options.storeQuotaBytes !== undefined) writeFileSync(join(dir.path, "config.json"), JSON.stringify({ storeQuotaBytes: options.storeQuotaBytes }));
   const connect = hostConnector({ dataDir: dir.path, binary: options.binary });
   const client = new NativeCacheClient({ connect });
   const tool = new StorageTool(client, options);
@@ -253,9 +257,18 @@ describe("actions", () => {
       CONTEXT,
     );
     assert.match(updated, new RegExp(`^updated ${key} \\| 7B \\| \\d+s \\| array\\[3\\] of number \\| 15 of 15 done$`));
-    assert.match(await tool.execute({ action: "stats" }, CONTEXT), /^1 item, 7B used, 50MB of 50MB free; created \d+s ago, last used \d+s ago$/);
+    assert.match(await tool.execute({ action: "stats" }, CONTEXT), /^1 item, 7B used, 49.9MB of 50MB free; created \d+s ago, last used \d+s ago$/);
     assert.equal(await tool.execute({ action: "delete", storageKey: key }, CONTEXT), `deleted ${key}, freed 7B`);
     assert.equal(await tool.execute({ action: "stats" }, CONTEXT), "the cache of this session is empty; 50MB free");
+  });
+
+  it("stats never rounds free space up, and says the store-wide limit when it binds first", async (t) => {
+    // A store of 3000 bytes: what the session may still write is what the store has left, not its own 50MB.
+    const { tool } = hostTool(t, { storeQuotaBytes: 3000 });
+    assert.equal(await tool.execute({ action: "stats" }, CONTEXT), "the cache of this session is empty; 2.9KB free (store-wide limit)");
+    await tool.execute({ action: "write", data: "x".repeat(998), description: "a thousand bytes" }, CONTEXT);
+    // 3000 - 1000 = 2000 bytes, 1.95KB: rounded down, 1.9KB, not the 2KB it would round to.
+    assert.match(await tool.execute({ action: "stats" }, CONTEXT), /^1 item, 1000B used, 1.9KB free \(store-wide limit\); created /);
   });
 
   it("caches any JSON value sent as JSON text, plain text as it is, and takes null as not given", async (t) => {

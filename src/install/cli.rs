@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+use super::allowed::Allowed;
 use super::browsers::{Browser, Platform, Scope};
 use super::doctor::{DoctorOptions, doctor};
 use super::install::{install, set_store_quota};
@@ -84,6 +85,10 @@ enum SetupCommand {
         host: HostArg,
     },
     /// Remove exactly what `install` wrote (its record lists it); cached data stays unless --purge.
+    ///
+    /// With --extension-id or --firefox-extension-id, remove only those extensions: the manifests are
+    /// written again without them, a browser family left with none loses its manifests, and the
+    /// install goes whole when no extension is left.
     Uninstall {
         #[command(flatten)]
         host: HostArg,
@@ -91,15 +96,24 @@ enum SetupCommand {
         #[arg(long)]
         system: bool,
         /// Also remove the cached data and logs (this user's `store/` and `logs/`).
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["extension_ids", "firefox_extension_ids"])]
         purge: bool,
+        /// A Chrome extension id to stop allowing (repeatable).
+        #[arg(long = "extension-id", value_name = "ID", value_parser = chrome_id)]
+        extension_ids: Vec<String>,
+        /// A Firefox add-on id to stop allowing (repeatable).
+        #[arg(long = "firefox-extension-id", value_name = "ID", value_parser = firefox_id, allow_hyphen_values = true)]
+        firefox_extension_ids: Vec<String>,
     },
     /// Check every step a browser takes to start the host; exit 1 if any would fail.
     ///
-    /// Checks, for each browser it finds or the install record lists (or the ones given): the
+    /// Checks what is installed (or the browsers given): every manifest it finds, this user's and the
+    /// system-wide ones, the install records, and each browser it finds installed. For each: the
     /// manifest exists and parses, its name matches the file name, its path is absolute and
-    /// executable, the extension's origin is allowed, the binary answers `hello` with protocol 1, no
-    /// enterprise policy blocks the host; and that the data directory is writable.
+    /// executable, it allows the extensions installed (or the ids given), the binary answers `hello`
+    /// with protocol 1, no enterprise policy blocks the host. It warns when this user's manifest hides
+    /// a system-wide one, and proves the store: the host writes, reads and deletes an item in a
+    /// session of doctor's own, then ends it. With --system, only the system-wide install.
     ///
     /// A browser whose checks all pass gets one line ("OK   chromium: host <version> registered for 1
     /// extension (<id>), answers hello (protocol 1)"); a browser with a failing check gets every line,
@@ -228,12 +242,14 @@ struct Flags {
     /// A browser to register with or check (repeatable) [default: those found installed].
     #[arg(long = "browser", value_enum, value_name = "BROWSER")]
     browsers: Vec<Browser>,
-    /// A Chrome extension id to allow, as chrome-extension://<ID>/ in allowed_origins (repeatable).
-    #[arg(long = "extension-id", value_name = "ID", default_value = DEFAULT_EXTENSION_ID, value_parser = chrome_id)]
+    /// A Chrome extension id to allow, as chrome-extension://<ID>/ in allowed_origins (repeatable);
+    /// install adds it to those allowed already [default: the demo extension's, when none is]; doctor
+    /// checks it [default: the ones installed].
+    #[arg(long = "extension-id", value_name = "ID", value_parser = chrome_id)]
     extension_ids: Vec<String>,
-    /// A Firefox add-on id to allow in allowed_extensions (repeatable).
+    /// A Firefox add-on id to allow in allowed_extensions (repeatable), as --extension-id.
     // A Firefox id may start with `-` (`-x@y` is one), so the word after the flag is always its value.
-    #[arg(long = "firefox-extension-id", value_name = "ID", default_value = DEFAULT_FIREFOX_EXTENSION_ID, value_parser = firefox_id, allow_hyphen_values = true)]
+    #[arg(long = "firefox-extension-id", value_name = "ID", value_parser = firefox_id, allow_hyphen_values = true)]
     firefox_extension_ids: Vec<String>,
     /// For every user: system folders (HKLM on Windows); needs root or an administrator.
     #[arg(long)]
@@ -333,9 +349,10 @@ pub fn run(args: &[String]) -> ExitCode {
                 .map(|()| true)
                 .map_err(|e| super::Failure(format!("can't print the manifest: {e}")))
         }
-        SetupCommand::Uninstall { host, system, purge } => {
+        SetupCommand::Uninstall { host, system, purge, extension_ids, firefox_extension_ids } => {
             let scope = if system { Scope::System } else { Scope::User };
-            uninstall(scope, purge, &host.platform(platform), &mut stdout).map(|()| true)
+            let only = Allowed { chrome: extension_ids, firefox: firefox_extension_ids };
+            uninstall(scope, purge, &only, &host.platform(platform), &mut stdout).map(|()| true)
         }
         SetupCommand::Doctor { flags, verbose, policy_root } => {
             let (selection, platform) = flags.split(platform);
@@ -389,8 +406,8 @@ mod tests {
         let SetupCommand::Install { flags, store_quota: None } = parse(&["install"]).unwrap() else { panic!() };
         let (selection, platform) = flags.split(linux.clone());
         assert!(platform.host.is_default());
-        assert_eq!(selection.extension_ids, [DEFAULT_EXTENSION_ID]);
-        assert_eq!(selection.firefox_extension_ids, [DEFAULT_FIREFOX_EXTENSION_ID]);
+        // No id typed: install keeps what is allowed already (the demo's when nothing is), doctor checks it.
+        assert!(selection.extension_ids.is_empty() && selection.firefox_extension_ids.is_empty());
         assert_eq!((selection.scope, selection.browsers.len()), (Scope::User, 0));
 
         let words = [

@@ -1,11 +1,17 @@
 //! `install`: copy this binary to a stable place, write each selected browser's manifest pointing at
 //! the copy, check what was written, and record it all for `uninstall`.
+//!
+//! An install adds: the extensions allowed before (by the record, or by a manifest already at one of
+//! the locations) stay allowed beside the ones given, and every manifest of the install, those
+//! written before included, allows them all. With no id given and none allowed before, a family's
+//! manifests allow the demo extension's.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::browsers::{Location, Platform, Scope};
-use super::manifest::HostManifest;
+use super::allowed::{self, Allowed};
+use super::browsers::{Family, Location, Platform, Scope};
+use super::manifest::{DEFAULT_EXTENSION_ID, DEFAULT_FIREFOX_EXTENSION_ID, HostManifest};
 use super::record::Record;
 use super::{
     Failure, Selection, Target, create_dirs, create_file, found_browsers, io_failure, layout, owner, registry, say,
@@ -39,6 +45,8 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
         Ok(_) => Record::new(selection.scope),
         Err(error) => return Err(Failure(error.to_string())),
     };
+    let (targets, allowed) = with_what_is_there(&targets, &record, selection);
+    record.set_allowed(&allowed);
     prepare_base(&base, selection.scope, &mut record)?;
     copy_binary(&binary, layout::dir_mode(selection.scope), &mut record)?;
     // Record as we go: a failure later leaves a record that still covers what was written.
@@ -49,19 +57,14 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
     record.save(&record_path).map_err(io_failure("write", &record_path))?;
 
     for target in &targets {
-        let manifest = HostManifest::new(
-            &platform.host,
-            target.family,
-            &binary,
-            &selection.extension_ids,
-            &selection.firefox_extension_ids,
-        );
+        let manifest = HostManifest::new(&platform.host, target.family, &binary, &allowed.chrome, &allowed.firefox);
         let written = write_target(target, &manifest, selection.scope, platform.os, &mut record);
         record.save(&record_path).map_err(io_failure("write", &record_path))?;
         written?;
         say(out, format!("OK   {}: wrote {}", target.label, target.location));
     }
     say(out, format!("OK   install record: {}", record_path.display()));
+    say(out, format!("OK   allowed: {}", allowed_phrase(&allowed)));
     narrow_created_dirs(&record.created_dirs);
     let mut written: Vec<&Path> = vec![&base, &binary, &record_path];
     written.extend(link.as_deref());
@@ -71,6 +74,44 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
     }
     say(out, format!("Installed. `{command} doctor` checks every step a browser takes to start the host."));
     Ok(())
+}
+
+/// The targets to write and the ids they allow: the selected targets and the record's other
+/// manifests still there (one removed by hand stays removed); the ids given, those the record lists
+/// and those the manifests at these locations allow already; for a family with none, the demo's.
+fn with_what_is_there(selected: &[Target], record: &Record, selection: &Selection) -> (Vec<Target>, Allowed) {
+    let mut targets = selected.to_vec();
+    for entry in &record.entries {
+        if entry.location.manifest().exists() {
+            super::push_target(&mut targets, entry.clone());
+        }
+    }
+    let mut allowed = record.allowed();
+    for target in &targets {
+        if let Some(more) = allowed::in_manifest_file(target.location.manifest()) {
+            allowed.add(&more);
+        }
+    }
+    allowed.add(&Allowed { chrome: selection.extension_ids.clone(), firefox: selection.firefox_extension_ids.clone() });
+    let writes = |family: Family| targets.iter().any(|target| target.family == family);
+    if allowed.chrome.is_empty() && writes(Family::Chromium) {
+        allowed.chrome.push(DEFAULT_EXTENSION_ID.to_owned());
+    }
+    if allowed.firefox.is_empty() && writes(Family::Firefox) {
+        allowed.firefox.push(DEFAULT_FIREFOX_EXTENSION_ID.to_owned());
+    }
+    (targets, allowed)
+}
+
+/// The extensions an install allows, in words: "extension A, B; add-on X".
+pub fn allowed_phrase(allowed: &Allowed) -> String {
+    let mut parts = Vec::new();
+    for (ids, one, many) in [(&allowed.chrome, "extension", "extensions"), (&allowed.firefox, "add-on", "add-ons")] {
+        if !ids.is_empty() {
+            parts.push(format!("{} {}", if ids.len() == 1 { one } else { many }, ids.join(", ")));
+        }
+    }
+    if parts.is_empty() { "no extension".to_owned() } else { parts.join("; ") }
 }
 
 /// Records the store quota `bytes` in this user's settings file, where every host reads it when it
@@ -192,7 +233,7 @@ fn copy_binary(dest: &Path, dir_mode: u32, record: &mut Record) -> Result<(), Fa
 }
 
 /// Writes one manifest (and on Windows its registry key), then reads both back to check them.
-fn write_target(
+pub(super) fn write_target(
     target: &Target,
     manifest: &HostManifest,
     scope: Scope,

@@ -9,6 +9,7 @@
 //! - [`layout`]: where `install` keeps its own files (the binary's copy, the record).
 //! - [`manifest`]: the host manifest's contents, matching the templates in `manifest/`.
 //! - [`record`]: the install record that `uninstall` undoes.
+//! - [`allowed`]: which extensions an install allows, united when an install adds one.
 //! - [`install`], [`uninstall`], [`doctor`]: the three commands.
 //! - [`welcome`]: the binary started with no arguments: what it is, and the offer to install it.
 //! - [`owner`]: who else could change what `install` writes: the refusal to write a user install into
@@ -16,6 +17,7 @@
 //! - [`policy`]: enterprise policies that block hosts.
 //! - [`registry`]: the Windows registry through `reg.exe`.
 
+pub mod allowed;
 pub mod browsers;
 pub mod cli;
 pub mod doctor;
@@ -80,7 +82,10 @@ impl Target {
                 self.browsers.push(*browser);
             }
         }
-        self.label = self.browsers.iter().map(|b| b.id()).collect::<Vec<_>>().join(", ");
+        // A custom profile's label names its folder, not browsers.
+        if !self.browsers.is_empty() {
+            self.label = self.browsers.iter().map(|b| b.id()).collect::<Vec<_>>().join(", ");
+        }
         true
     }
 }
@@ -103,6 +108,77 @@ pub fn browser_target(browser: Browser, scope: Scope, platform: &Platform, base:
         family: browser.family(),
         location: browsers::manifest_location(browser, scope, platform, base)?,
     })
+}
+
+/// The variable that moves the system-wide manifest folders and install record `doctor` and the
+/// welcome look at (Linux and macOS) under another folder: for tests, which can't write `/etc`, and for
+/// a mounted system image. `install` and `uninstall` don't read it.
+pub const SYSTEM_ROOT_VAR: &str = "LLM_CACHE_SYSTEM_ROOT";
+
+/// `path` under the folder [`SYSTEM_ROOT_VAR`] names, when it is set; else `path`.
+pub fn under_system_root(platform: &Platform, path: &Path) -> PathBuf {
+    match platform.var(SYSTEM_ROOT_VAR) {
+        Some(root) if path.is_absolute() => root.join(path.strip_prefix("/").unwrap_or(path)),
+        _ => path.to_owned(),
+    }
+}
+
+/// The install base of a `--system` install, under the system root (see [`SYSTEM_ROOT_VAR`]).
+///
+/// # Errors
+/// As [`layout::install_base`].
+pub fn system_base(platform: &Platform) -> Result<PathBuf, Failure> {
+    Ok(under_system_root(platform, &layout::install_base(Scope::System, platform)?))
+}
+
+/// The target for `browser` registered for every user, its manifest under the system root.
+///
+/// # Errors
+/// As [`browsers::manifest_location`].
+pub fn system_target(browser: Browser, platform: &Platform) -> Result<Target, Failure> {
+    let mut target = browser_target(browser, Scope::System, platform, &system_base(platform)?)?;
+    if let Location::File { manifest } = &target.location {
+        target.location = Location::File { manifest: under_system_root(platform, manifest) };
+    }
+    Ok(target)
+}
+
+/// Whether a manifest is registered at `location`: the file is there (on Windows, the registry key too).
+pub fn registered(location: &Location, os: crate::paths::Os) -> bool {
+    let key = match location {
+        Location::Registry { hive, key, .. } if os == crate::paths::Os::Windows => {
+            registry::run(&registry::query_args(*hive, key)).is_ok()
+        }
+        Location::Registry { .. } => false,
+        Location::File { .. } => true,
+    };
+    key && location.manifest().symlink_metadata().is_ok()
+}
+
+/// The manifests registered here for `browsers`: this user's (when `user_base`, the user install's
+/// base, is given) and the system-wide ones, each location once.
+///
+/// # Errors
+/// When a location can't be worked out.
+pub fn registered_targets(
+    browsers: &[Browser],
+    platform: &Platform,
+    user_base: Option<&Path>,
+) -> Result<(Vec<Target>, Vec<Target>), Failure> {
+    let (mut user, mut system) = (Vec::new(), Vec::new());
+    for &browser in browsers {
+        if let Some(base) = user_base {
+            let target = browser_target(browser, Scope::User, platform, base)?;
+            if registered(&target.location, platform.os) {
+                push_target(&mut user, target);
+            }
+        }
+        let target = system_target(browser, platform)?;
+        if registered(&target.location, platform.os) {
+            push_target(&mut system, target);
+        }
+    }
+    Ok((user, system))
 }
 
 /// The target for a custom profile folder.

@@ -2,7 +2,8 @@
 //! what to check.
 //!
 //! It is a small JSON file in the install base ([`super::layout::record_path`]). A second `install`
-//! adds to it, so one `uninstall` undoes them all.
+//! adds to it, so one `uninstall` undoes them all. It lists every extension the install allows, so
+//! that an `install --extension-id B` after A keeps A, and `doctor` can say which ones it checks.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -10,7 +11,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::Target;
-use super::browsers::Scope;
+use super::allowed::{self, Allowed};
+use super::browsers::{Family, Scope};
 use super::layout::record_mode;
 
 /// The record's format; a newer binary reading an older record can tell.
@@ -33,12 +35,52 @@ pub struct Record {
     pub entries: Vec<Target>,
     /// Folders `install` created, which `uninstall` removes when they are empty again.
     pub created_dirs: Vec<PathBuf>,
+    /// The Chrome extension ids every Chromium-family manifest of this install allows (a record from
+    /// before this field has none: its manifests say which).
+    #[serde(default)]
+    pub extension_ids: Vec<String>,
+    /// The Firefox add-on ids every Firefox manifest of this install allows.
+    #[serde(default)]
+    pub firefox_extension_ids: Vec<String>,
 }
 
 impl Record {
     /// An empty record for `scope`.
     pub fn new(scope: Scope) -> Record {
-        Record { version: VERSION, scope, binary: None, link: None, entries: Vec::new(), created_dirs: Vec::new() }
+        Record {
+            version: VERSION,
+            scope,
+            binary: None,
+            link: None,
+            entries: Vec::new(),
+            created_dirs: Vec::new(),
+            extension_ids: Vec::new(),
+            firefox_extension_ids: Vec::new(),
+        }
+    }
+
+    /// Every extension this install allows: the ids recorded, and those its manifests allow (which
+    /// covers a record written before the ids were).
+    pub fn allowed(&self) -> Allowed {
+        let mut allowed = Allowed { chrome: self.extension_ids.clone(), firefox: self.firefox_extension_ids.clone() };
+        for entry in &self.entries {
+            if let Some(more) = allowed::in_manifest_file(entry.location.manifest()) {
+                // A manifest lists only its own family's ids; the other list is empty.
+                allowed.add(&more);
+            }
+        }
+        allowed
+    }
+
+    /// Records `allowed` as what this install allows.
+    pub fn set_allowed(&mut self, allowed: &Allowed) {
+        self.extension_ids = allowed.chrome.clone();
+        self.firefox_extension_ids = allowed.firefox.clone();
+    }
+
+    /// Whether an entry of `family` is recorded.
+    pub fn has_family(&self, family: Family) -> bool {
+        self.entries.iter().any(|entry| entry.family == family)
     }
 
     /// Reads the record at `path`; `None` if there is none.

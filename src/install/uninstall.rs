@@ -2,26 +2,52 @@
 //! registry keys, the binary's copy and its command link, the folders it created (once empty again)
 //! and the record. The data directory's `store/` and `logs/` are the user's data and stay, unless
 //! `--purge` asks for them to go too.
+//!
+//! `uninstall --extension-id ID` removes one extension instead: the manifests are written again
+//! without it, those of a browser family left with no extension go, and the whole install goes with
+//! the last extension.
 
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use super::allowed::Allowed;
 use super::browsers::{Location, Platform, Scope};
+use super::install::{allowed_phrase, write_target};
+use super::manifest::HostManifest;
 use super::record::Record;
 use super::{Failure, layout, registry, say};
+use crate::host_name::HostName;
 use crate::paths::Os;
 
-/// Uninstalls the `scope` install on `platform`, reporting on `out`.
+/// Uninstalls the `scope` install on `platform`, or only the extensions `only` names, reporting on
+/// `out`.
 ///
 /// # Errors
-/// When the record can't be read, or something it names couldn't be removed (everything else is
-/// still removed, and the record is kept listing what is left).
-pub fn uninstall(scope: Scope, purge: bool, platform: &Platform, out: &mut dyn Write) -> Result<(), Failure> {
+/// When the record can't be read, an extension named isn't allowed, or something the record names
+/// couldn't be removed (everything else is still removed, and the record is kept listing what is
+/// left).
+pub fn uninstall(
+    scope: Scope,
+    purge: bool,
+    only: &Allowed,
+    platform: &Platform,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
     let record_path = layout::record_path(scope, platform)?;
     let Some(mut record) = Record::load(&record_path).map_err(|e| Failure(e.to_string()))? else {
         say(out, format!("Nothing to uninstall: there is no install record at {}.", record_path.display()));
-        return data_left(purge, platform, out);
+        return data_left(purge, platform, &platform.host.command(), out);
     };
+    if !only.is_empty() {
+        let left = without(&record, only)?;
+        if !left.is_empty() {
+            return narrow(&mut record, &record_path, &left, platform, out);
+        }
+        say(
+            out,
+            format!("NOTE that was the last extension allowed ({}): the whole install goes", allowed_phrase(only)),
+        );
+    }
     let mut failures = Vec::new();
     record.entries.retain(|target| match remove_target(&target.location, platform.os) {
         Ok(()) => {
@@ -34,6 +60,7 @@ pub fn uninstall(scope: Scope, purge: bool, platform: &Platform, out: &mut dyn W
             true
         }
     });
+    let removed_link = record.link.clone();
     if let Some(link) = record.link.take() {
         // Only a link that still points at the binary install copied; anything else there is not ours.
         let ours = std::fs::read_link(&link).is_ok_and(|target| record.binary.as_ref().is_none_or(|b| *b == target));
@@ -64,24 +91,136 @@ pub fn uninstall(scope: Scope, purge: bool, platform: &Platform, out: &mut dyn W
             let _ = std::fs::remove_dir(&dir);
         }
         let host = &platform.host;
-        let doctor = if host.is_default() { String::new() } else { format!(" --host-name {host}") };
-        say(
-            out,
-            format!(
-                "Uninstalled. The `{}` command went with it: from the source folder, \
-                 `target/release/llm-cache-host doctor{doctor}` checks that no browser still finds the host.",
-                host.command()
-            ),
-        );
-        data_left(purge, platform, out)
+        let command = host.command();
+        let runner = match command_left(platform, removed_link.as_deref()) {
+            // Another install (a package's /usr/bin/llm-cache-host, a --system install) still answers
+            // to the command: saying it went would be false.
+            Some(other) => {
+                say(
+                    out,
+                    format!(
+                        "Uninstalled. {} is still on your PATH (another install: a package or a --system install), so \
+                         `{command}` now runs it; `{}` checks what browsers still find.",
+                        other.display(),
+                        host.invocation(&command, "doctor")
+                    ),
+                );
+                command
+            }
+            None => {
+                let (place, runner) = installed_from(host);
+                say(
+                    out,
+                    format!(
+                        "Uninstalled. The `{command}` command went with it: {place}, `{}` checks that no browser still \
+                         finds the host.",
+                        host.invocation(&runner, "doctor")
+                    ),
+                );
+                runner
+            }
+        };
+        data_left(purge, platform, &runner, out)
     } else {
         record.save(&record_path).map_err(|e| Failure(format!("can't update {}: {e}", record_path.display())))?;
         Err(Failure(format!("{} of the installed files or keys could not be removed", failures.len())))
     }
 }
 
-/// Removes the cached data with `purge`; otherwise says where it is.
-fn data_left(purge: bool, platform: &Platform, out: &mut dyn Write) -> Result<(), Failure> {
+/// What the install allows once the extensions `only` names are taken away.
+///
+/// # Errors
+/// When one of them isn't allowed: nothing is changed then.
+fn without(record: &Record, only: &Allowed) -> Result<Allowed, Failure> {
+    let mut left = record.allowed();
+    for (ids, remove, flag) in [
+        (&mut left.chrome, &only.chrome, "--extension-id"),
+        (&mut left.firefox, &only.firefox, "--firefox-extension-id"),
+    ] {
+        if let Some(stray) = remove.iter().find(|id| !ids.contains(id)) {
+            let allowed = if ids.is_empty() { "none".to_owned() } else { ids.join(", ") };
+            return Err(Failure(format!(
+                "{flag} {stray}: this install doesn't allow it (it allows {allowed}), so nothing was changed"
+            )));
+        }
+        ids.retain(|id| !remove.contains(id));
+    }
+    Ok(left)
+}
+
+/// Writes the record's manifests again allowing only `left`; removes those of a family left with no
+/// extension, and the whole install when that was every manifest.
+fn narrow(
+    record: &mut Record,
+    record_path: &Path,
+    left: &Allowed,
+    platform: &Platform,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    let base = record_path.parent().expect("the record is in the install base");
+    let binary = layout::binary_in(base, platform);
+    if record.entries.iter().all(|target| left.of(target.family).is_empty()) {
+        // Only extensions of a family with no manifest here are left: nothing would let them in.
+        say(out, "NOTE no manifest of this install would allow an extension any more: the whole install goes");
+        return uninstall(record.scope, false, &Allowed::default(), platform, out);
+    }
+    let mut failures = 0;
+    for target in std::mem::take(&mut record.entries) {
+        if left.of(target.family).is_empty() {
+            match remove_target(&target.location, platform.os) {
+                Ok(()) => say(out, format!("OK   {}: removed {}", target.label, target.location)),
+                Err(why) => {
+                    say(out, format!("FAIL {}: {why}", target.label));
+                    failures += 1;
+                    record.entries.push(target);
+                }
+            }
+            continue;
+        }
+        let manifest = HostManifest::new(&platform.host, target.family, &binary, &left.chrome, &left.firefox);
+        match write_target(&target, &manifest, record.scope, platform.os, record) {
+            Ok(()) => say(out, format!("OK   {}: wrote {}", target.label, target.location)),
+            Err(why) => {
+                say(out, format!("FAIL {}: {why}", target.label));
+                failures += 1;
+                record.add_entry(target);
+            }
+        }
+    }
+    record.set_allowed(left);
+    record.save(record_path).map_err(|e| Failure(format!("can't update {}: {e}", record_path.display())))?;
+    if failures > 0 {
+        return Err(Failure(format!("{failures} of the manifests could not be written or removed")));
+    }
+    say(out, format!("OK   allowed: {}", allowed_phrase(left)));
+    Ok(())
+}
+
+/// Another file answering to the host's command (`llm-cache-host`, or another host's own) on PATH once
+/// this install's link is gone: the command still runs that one.
+fn command_left(platform: &Platform, removed_link: Option<&Path>) -> Option<PathBuf> {
+    let command = platform.host.command();
+    let name = if platform.os == Os::Windows { format!("{command}.exe") } else { command };
+    let path = platform.var("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(&name))
+        .find(|candidate| Some(candidate.as_path()) != removed_link && candidate.is_file())
+}
+
+/// How a person runs the host once its command went with the install, and where: a build for this
+/// very host (a developer's tarball) as `./<command>` where they unpacked it; the default build, which
+/// sets up any host with `--host-name`, from the source folder.
+fn installed_from(host: &HostName) -> (&'static str, String) {
+    if !host.is_default() && HostName::built_in() == *host {
+        ("from the folder you unpacked it in", format!("./{}", host.command()))
+    } else {
+        ("from the source folder", "target/release/llm-cache-host".to_owned())
+    }
+}
+
+/// Removes the cached data with `purge`; otherwise says where it is and that `runner` (the host's
+/// command, or the binary that still runs it) removes it.
+fn data_left(purge: bool, platform: &Platform, runner: &str, out: &mut dyn Write) -> Result<(), Failure> {
     let Some(data_dir) = platform.data_dir() else { return Ok(()) };
     let folders = [crate::paths::store_dir(&data_dir), crate::paths::log_dir(&data_dir)];
     if !purge {
@@ -89,9 +228,9 @@ fn data_left(purge: bool, platform: &Platform, out: &mut dyn Write) -> Result<()
             say(
                 out,
                 format!(
-                    "The cached data, logs and settings stay in {}; `{} uninstall --purge` (or deleting that folder) removes them.",
+                    "The cached data, logs and settings stay in {}; `{} --purge` (or deleting that folder) removes them.",
                     data_dir.display(),
-                    platform.host.command()
+                    platform.host.invocation(runner, "uninstall")
                 ),
             );
         }

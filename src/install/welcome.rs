@@ -9,16 +9,22 @@
 use std::io::{self, BufRead, Write};
 use std::process::ExitCode;
 
-use super::browsers::{Build, Family, Platform, Scope};
+use super::allowed::{self, Allowed};
+use super::browsers::{Browser, Build, Family, Platform, Scope};
 use super::manifest::{
     DEFAULT_EXTENSION_ID, DEFAULT_FIREFOX_EXTENSION_ID, is_chrome_extension_id, is_firefox_extension_id,
 };
-use super::{Selection, found_browsers, layout, selected_targets};
+use super::record::Record;
+use super::{Selection, Target, found_browsers, layout, selected_targets};
+use crate::host_name::HostName;
 use crate::terminal::escape_controls;
 
 /// The exit code when started with no arguments and no terminal to ask in: the usage error's code,
 /// as for any other arguments that don't start the host.
 pub const NO_TERMINAL: u8 = 2;
+
+/// The word that picks the demo extension's id at a prompt: it is never taken for an empty answer.
+const DEMO_WORD: &str = "demo";
 
 /// What the person chose.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,39 +35,115 @@ pub enum Choice {
     Leave,
 }
 
-/// What the program is and how to install it, for a person; `program` is the command as they typed it.
-pub fn explanation(program: &str) -> String {
+/// A manifest registered here, for the welcome to describe.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Installed {
+    /// Which browsers read it, as `install` labels them.
+    pub label: String,
+    /// Whether it is for every user.
+    pub system: bool,
+    /// The extensions it allows (its family's only).
+    pub allowed: Allowed,
+}
+
+/// The manifests registered here: this user's (the default folders and the install record's) and
+/// the system-wide ones (a package's, or `install --system`'s).
+pub fn installed(platform: &Platform) -> Vec<Installed> {
+    let user_base = layout::install_base(Scope::User, platform).ok();
+    let Ok((mut user, system)) = super::registered_targets(&Browser::ALL, platform, user_base.as_deref()) else {
+        return Vec::new();
+    };
+    let record = user_base.and_then(|base| Record::load(&layout::record_in(&base)).ok().flatten());
+    for entry in record.into_iter().flat_map(|record| record.entries) {
+        if super::registered(&entry.location, platform.os) {
+            super::push_target(&mut user, entry);
+        }
+    }
+    let describe = |target: Target, system: bool| Installed {
+        allowed: allowed::in_manifest_file(target.location.manifest()).unwrap_or_default(),
+        label: target.label,
+        system,
+    };
+    let mut found: Vec<Installed> = user.into_iter().map(|target| describe(target, false)).collect();
+    found.extend(system.into_iter().map(|target| describe(target, true)));
+    found
+}
+
+/// What the program is, and how to install it or (when `installed` lists what is) what is installed
+/// and how to check it, for a person; `program` is the command as they typed it, and `host` the host
+/// it is (named in the commands shown when it isn't the default, so that they set up this one).
+pub fn explanation(program: &str, host: &HostName, installed: &[Installed]) -> String {
     let program = shell_word(program);
-    format!(
+    let intro = format!(
         "\
-llm-cache-host is the native messaging host behind the llm_cache StorageTool: a browser extension keeps
+{} is the native messaging host behind the llm_cache StorageTool: a browser extension keeps
 large results in a local cache through it, and the browser starts it whenever the extension connects.
 You only run it yourself to set it up, or to look at the cache.
-
+",
+        host.command()
+    );
+    if installed.is_empty() {
+        return format!(
+            "{intro}
 To install it (copy this binary to a stable place and register it with your browsers):
-  {program} install --extension-id <id>
+  {} --extension-id <id>
 where <id> is your extension's id as chrome://extensions shows it (32 letters from a to p).
 `{program} --help` lists every command and option.
-"
+",
+            host.invocation(&program, "install")
+        );
+    }
+    let mut lines = String::new();
+    for manifest in installed {
+        let whose = if manifest.system { "for every user" } else { "for you" };
+        lines.push_str(&format!(
+            "  {} ({whose}): {}\n",
+            manifest.label,
+            super::install::allowed_phrase(&manifest.allowed)
+        ));
+    }
+    format!(
+        "{intro}
+It is installed here, for these browsers and extensions:
+{lines}`{}` checks each step a browser takes to start it.
+`{program} --help` lists every command and option.
+",
+        host.invocation(&program, "doctor")
     )
 }
 
-/// The browsers a plain `install` would register with, as a phrase ("chromium and firefox"), and
-/// whether Firefox is among them (then its add-on's id is asked for too).
-pub fn install_targets(platform: &Platform) -> (String, bool) {
-    let selection = default_selection(DEFAULT_EXTENSION_ID.into(), DEFAULT_FIREFOX_EXTENSION_ID.into());
+/// What a plain `install` would do: the browsers it would register with, as a phrase ("chromium and
+/// firefox") and as `--browser` words, and which manifest families they read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Offer {
+    /// The browsers, in words.
+    pub phrase: String,
+    /// The browsers.
+    pub browsers: Vec<Browser>,
+}
+
+impl Offer {
+    /// Whether a browser of `family` is among them (then its id is asked for).
+    fn has(&self, family: Family) -> bool {
+        self.browsers.iter().any(|browser| browser.family() == family)
+    }
+}
+
+/// The browsers a plain `install` would register with.
+pub fn install_targets(platform: &Platform) -> Offer {
+    let selection = default_selection();
     let found = found_browsers(platform);
     let targets = layout::install_base(Scope::User, platform)
         .map_err(super::Failure::from)
         .and_then(|base| selected_targets(&selection, platform, &base, &found));
     let Ok(targets) = targets else {
         // Install will say why it can't; the question needn't.
-        return ("your browsers".into(), true);
+        return Offer { phrase: "your browsers".into(), browsers: Browser::ALL.to_vec() };
     };
-    let firefox = targets.iter().any(|target| target.family == Family::Firefox);
+    let browsers: Vec<Browser> = targets.iter().flat_map(|target| target.browsers.iter().copied()).collect();
     if !found.iter().any(|(_, builds)| builds.iter().any(Build::can_start_hosts)) {
         // Nothing found: install registers with every browser, so that one installed later works.
-        return ("every browser it knows (none was found installed)".into(), firefox);
+        return Offer { phrase: "every browser it knows (none was found installed)".into(), browsers };
     }
     let labels: Vec<&str> = targets.iter().map(|target| target.label.as_str()).collect();
     let phrase = match labels.split_last() {
@@ -69,65 +151,108 @@ pub fn install_targets(platform: &Platform) -> (String, bool) {
         Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
         None => "no browser".into(),
     };
-    (phrase, firefox)
+    Offer { phrase, browsers }
 }
 
-/// The selection a plain `install --extension-id <id>` makes.
-fn default_selection(extension_id: String, firefox_extension_id: String) -> Selection {
+/// The selection a plain `install` makes.
+fn default_selection() -> Selection {
     Selection {
         browsers: Vec::new(),
         user_data_dirs: Vec::new(),
-        extension_ids: vec![extension_id],
-        firefox_extension_ids: vec![firefox_extension_id],
+        extension_ids: Vec::new(),
+        firefox_extension_ids: Vec::new(),
         scope: Scope::User,
     }
 }
 
-/// Asks whether to install for `browsers` and, if so, for the extension's id (and the Firefox
-/// add-on's, when `firefox` says Firefox is among them). An empty answer to an id takes the demo
-/// extension's; a wrong one is explained and asked again; the end of input leaves everything as it is.
+/// Asks `question` and, if the answer is yes, for the extension's id and (when Firefox is offered)
+/// the add-on's. Only what is typed is registered: an empty answer to an id leaves that browser
+/// family out (all of them out: nothing is installed), `demo` takes the demo extension's, a wrong one
+/// is explained and asked again; the end of input leaves everything as it is.
 ///
 /// # Errors
 /// Whatever reading `input` or writing `out` returns.
-pub fn ask(browsers: &str, firefox: bool, input: &mut dyn BufRead, out: &mut dyn Write) -> io::Result<Choice> {
-    write!(out, "Install it now for {browsers}? [y/N] ")?;
+pub fn ask(question: &str, offer: &Offer, input: &mut dyn BufRead, out: &mut dyn Write) -> io::Result<Choice> {
+    write!(out, "{question} [y/N] ")?;
     out.flush()?;
     let Some(answer) = read_answer(input)? else { return Ok(Choice::Leave) };
     if !matches!(answer.to_ascii_lowercase().as_str(), "y" | "yes") {
         return Ok(Choice::Leave);
     }
-    let chrome = "Your extension's id, from chrome://extensions";
-    let Some(id) = ask_id(chrome, DEFAULT_EXTENSION_ID, is_chrome_extension_id, input, out)? else {
-        return Ok(Choice::Leave);
-    };
-    let mut args = vec!["install".to_owned(), "--extension-id".to_owned(), id];
+    let (chromium, firefox) = (offer.has(Family::Chromium), offer.has(Family::Firefox));
+    let mut chrome_id = None;
+    if chromium {
+        let prompt = "Your extension's id, from chrome://extensions";
+        match ask_id(prompt, DEFAULT_EXTENSION_ID, is_chrome_extension_id, input, out)? {
+            Answer::Id(id) => chrome_id = Some(id),
+            Answer::None => {}
+            Answer::End => return Ok(Choice::Leave),
+        }
+    }
+    let mut firefox_id = None;
     if firefox {
         let prompt = "Your Firefox add-on's id, from about:debugging";
-        let Some(id) = ask_id(prompt, DEFAULT_FIREFOX_EXTENSION_ID, is_firefox_extension_id, input, out)? else {
-            return Ok(Choice::Leave);
-        };
+        match ask_id(prompt, DEFAULT_FIREFOX_EXTENSION_ID, is_firefox_extension_id, input, out)? {
+            Answer::Id(id) => firefox_id = Some(id),
+            Answer::None => {}
+            Answer::End => return Ok(Choice::Leave),
+        }
+    }
+    if chrome_id.is_none() && firefox_id.is_none() {
+        return Ok(Choice::Leave);
+    }
+    let mut args = vec!["install".to_owned()];
+    // A family left out is left out of the browsers too: install would otherwise allow the demo's.
+    if (chromium && chrome_id.is_none()) || (firefox && firefox_id.is_none()) {
+        for browser in &offer.browsers {
+            let kept = match browser.family() {
+                Family::Chromium => chrome_id.is_some(),
+                Family::Firefox => firefox_id.is_some(),
+            };
+            if kept {
+                args.extend(["--browser".to_owned(), browser.id().to_owned()]);
+            }
+        }
+    }
+    if let Some(id) = chrome_id {
+        args.extend(["--extension-id".to_owned(), id]);
+    }
+    if let Some(id) = firefox_id {
         args.extend(["--firefox-extension-id".to_owned(), id]);
     }
     Ok(Choice::Install(args))
 }
 
-/// Asks for an id until one is valid; `None` at the end of input.
+/// An answer to an id's prompt.
+enum Answer {
+    /// A valid id, or the demo's for `demo`.
+    Id(String),
+    /// An empty answer: no id for this browser family.
+    None,
+    /// The end of input.
+    End,
+}
+
+/// Asks for an id until one is valid, `demo`, or empty.
 fn ask_id(
     prompt: &str,
     demo: &str,
     valid: fn(&str) -> bool,
     input: &mut dyn BufRead,
     out: &mut dyn Write,
-) -> io::Result<Option<String>> {
+) -> io::Result<Answer> {
     loop {
-        write!(out, "{prompt} (Enter for the demo extension's, {demo}): ")?;
+        write!(out, "{prompt} (\"{DEMO_WORD}\" for the demo extension's, {demo}; Enter for none): ")?;
         out.flush()?;
-        let Some(answer) = read_answer(input)? else { return Ok(None) };
+        let Some(answer) = read_answer(input)? else { return Ok(Answer::End) };
         if answer.is_empty() {
-            return Ok(Some(demo.to_owned()));
+            return Ok(Answer::None);
+        }
+        if answer.eq_ignore_ascii_case(DEMO_WORD) {
+            return Ok(Answer::Id(demo.to_owned()));
         }
         if valid(&answer) {
-            return Ok(Some(answer));
+            return Ok(Answer::Id(answer));
         }
         writeln!(
             out,
@@ -147,13 +272,29 @@ fn read_answer(input: &mut dyn BufRead) -> io::Result<Option<String>> {
 }
 
 /// Runs the whole exchange at a terminal: the explanation, the question and, if the answer is yes,
-/// the `install` command itself.
+/// the `install` command itself. With a system-wide install here nothing is offered: this user's
+/// manifests would hide it from their browsers.
 pub fn run(program: &str) -> ExitCode {
     let platform = Platform::current();
-    let (browsers, firefox) = install_targets(&platform);
+    let installed = installed(&platform);
     let mut out = io::stdout().lock();
-    let choice = writeln!(out, "{}", explanation(program))
-        .and_then(|()| ask(&browsers, firefox, &mut io::stdin().lock(), &mut out));
+    if installed.iter().any(|manifest| manifest.system) {
+        let _ = writeln!(
+            out,
+            "{}\nIt is installed for every user, so nothing is offered here: an install of your own would hide \
+             that one from your browsers.",
+            explanation(program, &platform.host, &installed)
+        );
+        return ExitCode::SUCCESS;
+    }
+    let offer = install_targets(&platform);
+    let question = if installed.is_empty() {
+        format!("Install it now for {}?", offer.phrase)
+    } else {
+        format!("Allow another extension too, for {}?", offer.phrase)
+    };
+    let choice = writeln!(out, "{}", explanation(program, &platform.host, &installed))
+        .and_then(|()| ask(&question, &offer, &mut io::stdin().lock(), &mut out));
     match choice {
         Ok(Choice::Install(args)) => {
             drop(out);
@@ -181,11 +322,11 @@ pub fn shell_word(program: &str) -> String {
 }
 
 /// The command a person typed to start this program: `argv[0]` when it is there and UTF-8, else the
-/// binary's file name.
-pub fn program_name(argv0: Option<&str>) -> String {
+/// command of the host it is.
+pub fn program_name(argv0: Option<&str>, host: &HostName) -> String {
     match argv0 {
         Some(typed) if !typed.is_empty() => typed.to_owned(),
-        _ => "llm-cache-host".to_owned(),
+        _ => host.command(),
     }
 }
 
@@ -193,9 +334,15 @@ pub fn program_name(argv0: Option<&str>) -> String {
 mod tests {
     use super::*;
 
-    fn exchange(browsers: &str, firefox: bool, typed: &str) -> (Choice, String) {
+    /// The exchange for an offer of `browsers`, typing `typed`.
+    fn exchange(browsers: &[Browser], typed: &str) -> (Choice, String) {
+        let offer = Offer {
+            phrase: browsers.iter().map(|b| b.id()).collect::<Vec<_>>().join(" and "),
+            browsers: browsers.to_vec(),
+        };
         let mut out = Vec::new();
-        let choice = ask(browsers, firefox, &mut typed.as_bytes(), &mut out).unwrap();
+        let question = format!("Install it now for {}?", offer.phrase);
+        let choice = ask(&question, &offer, &mut typed.as_bytes(), &mut out).unwrap();
         (choice, String::from_utf8(out).unwrap())
     }
 
@@ -203,39 +350,39 @@ mod tests {
         Choice::Install(words.iter().map(|w| w.to_string()).collect())
     }
 
+    const CHROMIUM: &[Browser] = &[Browser::Chromium];
+    const BOTH: &[Browser] = &[Browser::Chromium, Browser::Brave, Browser::Firefox];
+
     #[test]
     fn anything_but_yes_leaves_things_alone() {
         for typed in ["", "\n", "n\n", "no\n", "yes please\n", "q"] {
-            let (choice, said) = exchange("chromium", false, typed);
+            let (choice, said) = exchange(CHROMIUM, typed);
             assert_eq!(choice, Choice::Leave, "{typed:?}");
             assert_eq!(said, "Install it now for chromium? [y/N] ");
         }
-        assert_eq!(exchange("chromium", false, "y\n").0, Choice::Leave, "no id: the input ended");
+        assert_eq!(exchange(CHROMIUM, "y\n").0, Choice::Leave, "no id: the input ended");
     }
 
     #[test]
     fn yes_asks_for_the_ids() {
         let id = "abcdefghijklmnopabcdefghijklmnop";
-        assert_eq!(exchange("chromium", false, &format!("y\n{id}\n")).0, install(&["install", "--extension-id", id]));
-        assert_eq!(
-            exchange("chromium", false, " Y \n\n").0,
-            install(&["install", "--extension-id", DEFAULT_EXTENSION_ID])
-        );
-        let (choice, said) = exchange("chromium and firefox", true, &format!("yes\nnot an id\n{id}\nme@example.org\n"));
+        assert_eq!(exchange(CHROMIUM, &format!("y\n{id}\n")).0, install(&["install", "--extension-id", id]));
+        assert_eq!(exchange(CHROMIUM, " Y \ndemo\n").0, install(&["install", "--extension-id", DEFAULT_EXTENSION_ID]));
+        let (choice, said) = exchange(BOTH, &format!("yes\nnot an id\n{id}\nme@example.org\n"));
         assert_eq!(choice, install(&["install", "--extension-id", id, "--firefox-extension-id", "me@example.org"]));
+        assert!(said.contains("\"not an id\" is not an id like pahabgfbcdcnaidcniaebibdihehiphn; try again"), "{said}");
+        assert!(said.contains("Firefox add-on's id"), "{said}");
         // Firefox's whole rule: the name before `@` is optional, and a GUID is braced.
         for addon in ["@addon-example", "{4c2b7a4e-1d5e-4e8f-9a3b-2f1c0d9e8b7a}"] {
-            let (choice, said) = exchange("firefox", true, &format!("y\n\n{{not-a-guid}}\nname@\n{addon}\n"));
+            let (choice, said) = exchange(BOTH, &format!("y\ndemo\n{{not-a-guid}}\nname@\n{addon}\n"));
             let expected =
                 install(&["install", "--extension-id", DEFAULT_EXTENSION_ID, "--firefox-extension-id", addon]);
             assert_eq!(choice, expected, "{said}");
             assert!(said.contains("\"{not-a-guid}\" is not an id like llm-cache-demo@browserx.dev"), "{said}");
             assert!(said.contains("\"name@\" is not an id like"), "{said}");
         }
-        assert!(said.contains("\"not an id\" is not an id like pahabgfbcdcnaidcniaebibdihehiphn; try again"), "{said}");
-        assert!(said.contains("Firefox add-on's id"), "{said}");
         assert_eq!(
-            exchange("firefox", true, "y\n\n\n").0,
+            exchange(BOTH, "y\nDEMO\ndemo\n").0,
             install(&[
                 "install",
                 "--extension-id",
@@ -244,13 +391,34 @@ mod tests {
                 DEFAULT_FIREFOX_EXTENSION_ID
             ])
         );
-        let (_, said) = exchange("chromium", false, "y\n\u{1b}]0;x\u{7}\n");
+        let (_, said) = exchange(CHROMIUM, "y\n\u{1b}]0;x\u{7}\n");
         assert!(said.contains("\"\\u001b]0;x\\u0007\" is not an id"), "{said}");
+    }
+
+    /// Enter registers nothing: not the demo's id, and not the browsers of a family left without one.
+    #[test]
+    fn an_empty_answer_registers_nothing() {
+        let id = "abcdefghijklmnopabcdefghijklmnop";
+        let (choice, said) = exchange(CHROMIUM, "y\n\n");
+        assert_eq!(choice, Choice::Leave, "{said}");
+        assert!(
+            said.contains("(\"demo\" for the demo extension's, pahabgfbcdcnaidcniaebibdihehiphn; Enter for none)"),
+            "{said}"
+        );
+        assert_eq!(exchange(BOTH, "y\n\n\n").0, Choice::Leave);
+        assert_eq!(
+            exchange(BOTH, &format!("y\n{id}\n\n")).0,
+            install(&["install", "--browser", "chromium", "--browser", "brave", "--extension-id", id])
+        );
+        assert_eq!(
+            exchange(BOTH, "y\n\n@name\n").0,
+            install(&["install", "--browser", "firefox", "--firefox-extension-id", "@name"])
+        );
     }
 
     #[test]
     fn the_explanation_names_the_command() {
-        let text = explanation("./llm-cache-host");
+        let text = explanation("./llm-cache-host", &HostName::default_host(), &[]);
         assert!(text.contains("  ./llm-cache-host install --extension-id <id>\n"), "{text}");
         assert!(text.contains("`./llm-cache-host --help`"), "{text}");
         #[cfg(unix)]
@@ -258,6 +426,37 @@ mod tests {
             assert_eq!(shell_word("/tmp/my dir/llm-cache-host"), "'/tmp/my dir/llm-cache-host'");
             assert_eq!(shell_word("/tmp/it's"), r"'/tmp/it'\''s'");
         }
-        assert_eq!(program_name(None), "llm-cache-host");
+        assert_eq!(program_name(None, &HostName::default_host()), "llm-cache-host");
+        let mail = HostName::parse("com.example.mail_cache").unwrap();
+        assert_eq!(program_name(None, &mail), "mail-cache");
+        let text = explanation("mail-cache", &mail, &[]);
+        assert!(text.starts_with("mail-cache is the native messaging host behind"), "{text}");
+        assert!(
+            text.contains("  mail-cache install --host-name com.example.mail_cache --extension-id <id>\n"),
+            "{text}"
+        );
+
+        let installed = [
+            Installed {
+                label: "chromium, brave, vivaldi".into(),
+                system: true,
+                allowed: Allowed { chrome: vec![DEFAULT_EXTENSION_ID.into(), "a".repeat(32)], firefox: Vec::new() },
+            },
+            Installed {
+                label: "firefox".into(),
+                system: false,
+                allowed: Allowed { chrome: Vec::new(), firefox: vec!["@name".into()] },
+            },
+        ];
+        let text = explanation("llm-cache-host", &HostName::default_host(), &installed);
+        assert!(!text.contains("To install it"), "{text}");
+        let a = "a".repeat(32);
+        assert!(
+            text.contains(&format!(
+                "  chromium, brave, vivaldi (for every user): extensions {DEFAULT_EXTENSION_ID}, {a}\n"
+            )),
+            "{text}"
+        );
+        assert!(text.contains("  firefox (for you): add-on @name\n`llm-cache-host doctor` checks"), "{text}");
     }
 }

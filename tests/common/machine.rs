@@ -66,6 +66,13 @@ impl Machine {
         self.data.clone()
     }
 
+    /// Where `doctor` and the welcome look for system-wide manifests and the system install record
+    /// (`LLM_CACHE_SYSTEM_ROOT`): not created, so the machine has no system-wide install (and the real
+    /// /etc, where another test may be installing a package, stays out of it) until a test makes one.
+    pub fn system_root(&self) -> PathBuf {
+        self.tmp.path().join("system")
+    }
+
     /// Where `doctor --policy-root` reads policy files: an empty folder.
     pub fn policy_root(&self) -> PathBuf {
         self.tmp.path().join("root")
@@ -92,6 +99,7 @@ impl Machine {
             .env("XDG_DATA_HOME", self.home().join(".local/share"))
             .env_remove("XDG_CONFIG_HOME")
             .env("LLM_CACHE_DIR", self.data())
+            .env("LLM_CACHE_SYSTEM_ROOT", self.system_root())
             .env_remove("LLM_CACHE_LOG");
         command
     }

@@ -12,12 +12,18 @@
  *
  * The session list uses the client's `sessions` op where the shim has it; without it the viewer opens a session
  * by its id (typed in, or in the URL: viewer.html#session=<id>), and everything else works the same.
+ *
+ * Above every view, one sentence says which backend keeps the cache (backend-text.ts): with no host installed,
+ * the normal case, that the cache is kept in the browser, not the host's failure as an error.
  */
 
 import { createLlmCache, type LlmCache } from "../llm-cache.js";
 import type { CachedItem, CacheMetadata, JsonValue, Slice } from "../protocol.js";
-import { formatAge, formatSize } from "../tool/format.js";
+import type { CacheStatus } from "../status.js";
+import { formatAge, formatSize, itemCount } from "../tool/format.js";
 import { shortKey } from "../tool/keys.js";
+import { servedBy } from "./backend-text.js";
+import { checkPagesConfig, extensionName, loadPagesConfig, type PagesConfig } from "./config.js";
 import { button, el, errorLine, laidOut, show, when, type Child } from "./dom.js";
 import { jsonText } from "./pretty.js";
 import { childPointer, parseRoute, pointerTrail, routeHash, type Route } from "./viewer-route.js";
@@ -31,25 +37,33 @@ export const DATA_PAGE_BYTES = 16 * 1024;
 /** The most "open a part" links under one page of data. */
 const MAX_PART_LINKS = 200;
 
-export interface ViewerOptions {
+/**
+ * The developer's settings (config.ts: the viewer uses the extension's name, and the host name for its own cache),
+ * and the page's cache and links.
+ */
+export interface ViewerOptions extends PagesConfig {
   /** The cache to show; a `createLlmCache({ hostName })` of the page's own by default. */
   cache?: LlmCache;
-  /** The native host the extension connects to (`createLlmCache`'s `hostName`), for the page's own cache. */
-  hostName?: string;
   /** Where the "install page" link goes; the install page beside this one by default. */
   installUrl?: string;
 }
 
 /** Renders the view the URL names into `root`, and the next one whenever the fragment changes. */
 export async function mountViewer(root: HTMLElement, options: ViewerOptions = {}): Promise<void> {
-  const cache = options.cache ?? createLlmCache(options.hostName === undefined ? {} : { hostName: options.hostName });
-  const viewer = new Viewer(root, cache, options.installUrl ?? "install.html");
+  const { cache, installUrl, ...settings } = options;
+  const config = checkPagesConfig(settings, "mountViewer's options");
+  const name = extensionName(config);
+  document.title = `${name}: LLM cache viewer`;
+  const own = () => createLlmCache(config.hostName === undefined ? {} : { hostName: config.hostName });
+  const viewer = new Viewer(root, cache ?? own(), installUrl ?? "install.html", name);
   window.addEventListener("hashchange", () => void viewer.render());
   await viewer.render();
 }
 
 class Viewer {
   readonly #cache: LlmCache;
+  /** Which backend serves, asked once when the page opens; a view that lists sessions waits for it. */
+  readonly #status: Promise<CacheStatus | undefined>;
   readonly #trail: HTMLElement;
   readonly #message: HTMLElement;
   readonly #main: HTMLElement;
@@ -57,15 +71,27 @@ class Viewer {
   /** Counts renders, so that a slow answer for a view the user has already left is dropped. */
   #generation = 0;
 
-  constructor(root: HTMLElement, cache: LlmCache, installUrl: string) {
+  constructor(root: HTMLElement, cache: LlmCache, installUrl: string, name: string) {
     this.#root = root;
     this.#cache = cache;
     this.#trail = el("nav", { id: "trail" });
     this.#message = el("p", { id: "message", role: "status" });
     this.#main = el("div", { id: "view" });
+    const backend = el("p", { id: "backend" });
+    this.#status = cache.status().then(
+      (status) => {
+        show(backend, servedBy(status).sentence);
+        return status;
+      },
+      (error: unknown) => {
+        show(backend, "Which backend serves can't be read: ", errorLine(error));
+        return undefined;
+      },
+    );
     show(
       root,
-      el("header", {}, el("h1", {}, "LLM cache viewer"), el("a", { href: installUrl, id: "install-link" }, "Install page")),
+      el("header", {}, el("h1", {}, `${name}: LLM cache viewer`), el("a", { href: installUrl, id: "install-link" }, "Install page")),
+      backend,
       this.#trail,
       this.#message,
       this.#main,
@@ -112,8 +138,14 @@ class Viewer {
       if (input.value.trim()) location.hash = routeHash({ session: input.value.trim() });
     });
     const cursor = cursors[cursors.length - 1];
-    const page = await this.#cache.client.sessions(cursor === undefined ? { limit: SESSIONS_PAGE } : { limit: SESSIONS_PAGE, cursor });
+    const [page, status] = await Promise.all([
+      this.#cache.client.sessions(cursor === undefined ? { limit: SESSIONS_PAGE } : { limit: SESSIONS_PAGE, cursor }),
+      this.#status,
+    ]);
     if (generation !== this.#generation) return;
+    // A host that isn't used can't list sessions either: the sentence above the view has said so, calmly.
+    const hostUnused = status !== undefined && status.backend !== "host";
+    const unlisted = page.unlisted.filter(({ backend }) => !(backend === "host" && hostUnused));
     const now = Date.now();
     const rows = page.sessions.map((session) =>
       el(
@@ -131,7 +163,7 @@ class Viewer {
       this.#main,
       el("h2", {}, "Sessions"),
       // A backend that couldn't list its sessions (the host down, or too old for the op) is named, not hidden.
-      ...page.unlisted.map(({ backend, error }) =>
+      ...unlisted.map(({ backend, error }) =>
         el("p", { class: "unlisted" }, `The ${backend === "host" ? "native host" : "in-browser store"}'s sessions can't be listed: ${errorLine(error)}`),
       ),
       page.sessions.length === 0 && cursors.length === 1
@@ -163,21 +195,22 @@ class Viewer {
     const summary = el(
       "p",
       { id: "session-summary" },
-      `${stats.itemCount} ${stats.itemCount === 1 ? "item" : "items"}, ${formatSize(stats.totalSize)} of ${formatSize(stats.quotaBytes)}` +
+      `${itemCount(stats.itemCount)}, ${formatSize(stats.totalSize)} of ${formatSize(stats.quotaBytes)}` +
         ` · created ${when(stats.createdAt, now)} · last used ${when(stats.lastAccessedAt, now)} · ${stats.backend === "host" ? "native host" : "in the browser (IndexedDB)"}`,
     );
     const endBox = el("div", { class: "confirm-box" });
     const askEnd = () =>
       show(
         endBox,
-        el("span", { class: "confirm" }, `End session ${sessionId}: delete its ${stats.itemCount} items?`),
+        el("span", { class: "confirm" }, `End session ${sessionId}: delete its ${itemCount(stats.itemCount)}?`),
         " ",
         button("End session", () => this.#endSession(sessionId, reload), { id: "confirm-end", class: "danger" }),
         " ",
         button("Cancel", () => show(endBox, endButton), { id: "cancel-end" }),
       );
     const endButton = button("End session…", askEnd, { id: "end-session" });
-    show(endBox, endButton);
+    // A session holds items or doesn't exist (PROTOCOL.md 4.8): an empty one has nothing to end.
+    if (stats.itemCount > 0) show(endBox, endButton);
 
     const rows = page.items.map((item) => this.#itemRow(item, now, reload));
     show(
@@ -231,7 +264,7 @@ class Viewer {
   async #endSession(sessionId: string, after: () => Promise<void>): Promise<void> {
     const outcome = await this.#cache.endSession(sessionId);
     if (outcome.status === "ended") {
-      this.#say(`Ended session ${sessionId}: ${outcome.deletedItems} items deleted, ${formatSize(outcome.freedBytes)} freed.`);
+      this.#say(`Ended session ${sessionId}: ${itemCount(outcome.deletedItems)} deleted, ${formatSize(outcome.freedBytes)} freed.`);
     } else if (outcome.status === "pending") {
       this.#say(`Session ${sessionId} will end when its backend can be reached: ${outcome.reason}`, "error");
     } else {
@@ -397,7 +430,9 @@ function partLinks(item: CachedItem, pointer: string, route: Route): HTMLElement
 
 const pageRoot = typeof document === "undefined" ? null : document.getElementById("llm-cache-viewer");
 if (pageRoot) {
-  mountViewer(pageRoot).catch((error: unknown) => {
-    show(pageRoot, el("h1", {}, "LLM cache viewer"), el("p", { class: "error" }, "This page failed: ", errorLine(error)));
-  });
+  loadPagesConfig()
+    .then((config) => mountViewer(pageRoot, config))
+    .catch((error: unknown) => {
+      show(pageRoot, el("h1", {}, "LLM cache viewer"), el("p", { class: "error" }, "This page failed: ", errorLine(error)));
+    });
 }

@@ -9,11 +9,22 @@ import { shortKey } from "./keys.js";
 /** Named once at the top of a list so that the lines themselves need no labels. */
 export const ITEM_COLUMNS = "key | size | age | shape | description";
 
-/** Sizes as a person writes them: 812B, 1.2KB, 4.9MB (powers of 1024, as the 5 MB and 50 MB limits are). */
-export function formatSize(bytes: number): string {
+/**
+ * Sizes as a person writes them: 812B, 1.2KB, 4.9MB (powers of 1024, as the 5 MB and 50 MB limits are), to the
+ * nearest tenth. Free space is rounded `"down"`, so that what is left never reads as more than can be written:
+ * a session with 7 bytes in it has 49.9MB free, not 50MB.
+ */
+export function formatSize(bytes: number, rounding: "nearest" | "down" = "nearest"): string {
+  const tenths = rounding === "down" ? Math.floor : Math.round;
+  const oneDecimal = (value: number) => (tenths(value * 10) / 10).toString();
   if (bytes < 1024) return `${bytes}B`;
-  if (bytes < 1024 * 1024) return `${round1(bytes / 1024)}KB`;
-  return `${round1(bytes / (1024 * 1024))}MB`;
+  if (bytes < 1024 * 1024) return `${oneDecimal(bytes / 1024)}KB`;
+  return `${oneDecimal(bytes / (1024 * 1024))}MB`;
+}
+
+/** "1 item", "2 items": a count of items, singular or plural as it needs. */
+export function itemCount(count: number): string {
+  return count === 1 ? "1 item" : `${count} items`;
 }
 
 /** How long ago, in the largest whole unit: 45s, 12m, 3h, 2d. */
@@ -101,8 +112,4 @@ export function describeShape(value: unknown, pointer: string): string {
 /** One name as a JSON pointer segment (RFC 6901): "~" becomes "~0" and "/" becomes "~1". */
 function pointerToken(name: string): string {
   return name.replace(/~/g, "~0").replace(/\//g, "~1");
-}
-
-function round1(value: number): string {
-  return (Math.round(value * 10) / 10).toString();
 }

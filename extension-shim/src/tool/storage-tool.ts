@@ -16,9 +16,10 @@
 
 import type { CacheBackend } from "../backend.js";
 import { CacheError, InvalidRequestError } from "../errors.js";
-import { MAX_DESCRIPTION_CHARS, utf8Length } from "../protocol.js";
+import { assertSessionId } from "../session-id.js";
+import { MAX_DESCRIPTION_CHARS, utf8Length, type StatsResult } from "../protocol.js";
 import { toolDefinitions, type ToolDefinitions } from "./definitions.js";
-import { ITEM_COLUMNS, describeShape, echo, formatAge, formatSize, itemLine, oneLine, pageLine } from "./format.js";
+import { ITEM_COLUMNS, describeShape, echo, formatAge, formatSize, itemCount, itemLine, oneLine, pageLine } from "./format.js";
 import { fullKey, keyIdFor, shortKey } from "./keys.js";
 import { CACHE_ACTIONS, DEFAULT_LIST_LIMIT, DEFAULT_SEARCH_LIMIT, MAX_PAGE_LIMIT, STORAGE_TOOL_NAME, toolName, type ToolNameOption } from "./spec.js";
 
@@ -34,7 +35,10 @@ export const DEFAULT_MAX_READ_BYTES = 12 * 1024;
 
 /** Who is calling: the agent's session and, when it has them, its task and turn. */
 export interface ToolContext {
-  /** The session's conversationId, e.g. "conv_a3f8e2b4-…". Every call reaches only this session's items. */
+  /**
+   * The session's conversationId: `conv_` then 1 to 64 of [A-Za-z0-9-], e.g. "conv_a3f8e2b4-…" (PROTOCOL.md 5.1).
+   * Every call reaches only this session's items. Any other value is a TypeError from `run` and `execute`.
+   */
   sessionId: string;
   /** The agent's task id. Items of one task share the taskId part of their keys. */
   taskId?: string | undefined;
@@ -101,8 +105,13 @@ export class StorageTool {
     return (await this.run(args, context)).text;
   }
 
-  /** Runs one tool call; never rejects. A failure's text says what went wrong and what to do next. */
+  /**
+   * Runs one tool call. Whatever the LLM sent, it resolves: a failure's text says what went wrong and what to do
+   * next. Only the extension's own mistake rejects: a `context.sessionId` that isn't `conv_` then 1 to 64 of
+   * [A-Za-z0-9-] is a TypeError saying so, before any request (session-id.ts).
+   */
   async run(args: unknown, context: ToolContext): Promise<ToolOutcome> {
+    assertSessionId(`${this.name} tool.run: context.sessionId`, context?.sessionId);
     let action = "call";
     try {
       const input = parseArgs(args, this.name);
@@ -259,16 +268,25 @@ export class StorageTool {
 
   async #stats(context: ToolContext): Promise<string> {
     const stats = await this.#client.stats(context.sessionId);
-    const quota = formatSize(stats.quotaBytes);
-    if (stats.itemCount === 0) return `the cache of this session is empty; ${quota} free`;
+    const space = freeSpace(stats);
+    if (stats.itemCount === 0) return `the cache of this session is empty; ${space}`;
     const now = this.#now();
     const created = stats.createdAt === null ? "" : `; created ${formatAge(now - stats.createdAt)} ago`;
     const used = stats.lastAccessedAt === null ? "" : `, last used ${formatAge(now - stats.lastAccessedAt)} ago`;
-    return (
-      `${itemCount(stats.itemCount)}, ${formatSize(stats.totalSize)} used, ` +
-      `${formatSize(stats.remainingBytes)} of ${quota} free${created}${used}`
-    );
+    return `${itemCount(stats.itemCount)}, ${formatSize(stats.totalSize)} used, ${space}${created}${used}`;
   }
+}
+
+/**
+ * What the session can still take, as `stats` says it: the smaller of what its own quota and the store-wide quota
+ * leave (a host older than the store quota reports only the first), rounded down. "49.9MB of 50MB free" while the
+ * session's quota is what binds; "1.2MB free (store-wide limit)" when the store, shared with other sessions, is.
+ */
+function freeSpace(stats: StatsResult): string {
+  const store = stats.storeRemainingBytes;
+  if (store !== undefined && store < stats.remainingBytes) return `${formatSize(store, "down")} free (store-wide limit)`;
+  const free = formatSize(stats.remainingBytes, "down");
+  return stats.itemCount === 0 ? `${free} free` : `${free} of ${formatSize(stats.quotaBytes)} free`;
 }
 
 /**
@@ -406,10 +424,6 @@ function names(text: string, value: string): boolean {
 
 /** A text without its final period, so that one can be added without doubling Chrome's ("… not found."). */
 /** "1 item", "2 items". */
-function itemCount(count: number): string {
-  return count === 1 ? "1 item" : `${count} items`;
-}
-
 function sentence(text: string): string {
   return text.replace(/\.+$/, "");
 }

@@ -29,11 +29,18 @@ export interface StorageKey {
   turnId: string;
 }
 
-/** Checks a sessionId: `conv_` and then 1 to 64 of `[A-Za-z0-9-]`. The error names `field`; undefined when valid. */
-export function checkSessionId(field: string, value: string): WireError | undefined {
+/** The sessionId rule in words, as the host's errors say it. */
+export const SESSION_ID_RULE = "`conv_` then 1 to 64 of [A-Za-z0-9-]";
+
+/** Whether `value` is a sessionId: `conv_` and then 1 to 64 of `[A-Za-z0-9-]`. */
+export function isSessionId(value: string): boolean {
   const suffix = value.startsWith(SESSION_PREFIX) ? value.slice(SESSION_PREFIX.length) : undefined;
-  const valid = suffix !== undefined && suffix.length >= 1 && suffix.length <= MAX_SESSION_SUFFIX_CHARS && /^[A-Za-z0-9-]*$/.test(suffix);
-  return valid ? undefined : keyFormatError(field, "`conv_` then 1 to 64 of [A-Za-z0-9-]", value);
+  return suffix !== undefined && suffix.length >= 1 && suffix.length <= MAX_SESSION_SUFFIX_CHARS && /^[A-Za-z0-9-]*$/.test(suffix);
+}
+
+/** Checks a sessionId (isSessionId). The error names `field`; undefined when valid. */
+export function checkSessionId(field: string, value: string): WireError | undefined {
+  return isSessionId(value) ? undefined : keyFormatError(field, SESSION_ID_RULE, value);
 }
 
 /** Checks a taskId or turnId: exactly 8 of `[a-z0-9]`. The error names `field`; undefined when valid. */

@@ -1,0 +1,291 @@
+//! What is installed, as the real binary sees it in a temporary HOME: installs that add extensions
+//! rather than replace them, `uninstall --extension-id` that removes one, and a `doctor` with no
+//! arguments that checks what is installed (this user's manifests, and a package's system-wide ones,
+//! placed under `LLM_CACHE_SYSTEM_ROOT`) with the ids installed, warns when this user's manifest hides
+//! a system-wide one, suggests commands that keep the installed ids, and proves the store.
+
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::process::Command;
+
+use common::machine::{MANIFEST, Machine, Run, assert_ok, read_json};
+use serde_json::json;
+
+const DEMO_ID: &str = "pahabgfbcdcnaidcniaebibdihehiphn";
+const DEMO_ADDON: &str = "llm-cache-demo@browserx.dev";
+/// A developer's two extensions, as their package or their users' installs allow them.
+const A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+const B: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+const ADDON: &str = "mail@example.org";
+
+fn origin(id: &str) -> String {
+    format!("chrome-extension://{id}/")
+}
+
+/// The machine's tree without what the host itself makes when doctor starts it (the store, logs).
+fn files(machine: &Machine) -> BTreeSet<PathBuf> {
+    machine.tree().into_iter().filter(|p| !p.starts_with("data/store") && !p.starts_with("data/logs")).collect()
+}
+
+#[test]
+fn a_second_install_adds_and_uninstall_removes_one_extension_at_a_time() {
+    let machine = Machine::new();
+    let before = files(&machine);
+    let both = ["--browser", "chromium", "--browser", "firefox"];
+    assert_ok(
+        &machine.run(&[&["install", "--extension-id", A, "--firefox-extension-id", ADDON][..], &both].concat()),
+        "A",
+    );
+    let run = machine.run(&[&["install", "--extension-id", B][..], &both].concat());
+    assert_ok(&run, "B");
+    assert!(run.stdout.contains(&format!("OK   allowed: extensions {A}, {B}; add-on {ADDON}")), "{}", run.stdout);
+
+    // Both manifests keep what the first install allowed; the record lists every id.
+    assert_eq!(read_json(&machine.chromium_manifest())["allowed_origins"], json!([origin(A), origin(B)]));
+    assert_eq!(read_json(&machine.firefox_manifest())["allowed_extensions"], json!([ADDON]));
+    let record = read_json(&machine.data().join("install.json"));
+    assert_eq!((&record["extensionIds"], &record["firefoxExtensionIds"]), (&json!([A, B]), &json!([ADDON])));
+
+    // doctor with no arguments checks those ids, lists them, and never the demo's.
+    let run = machine.doctor(&[]);
+    assert_ok(&run, "doctor");
+    assert!(
+        run.stdout.contains(&format!(
+            "OK   chromium: host {} registered for 2 extensions ({A}, {B})",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains(&format!("registered for 1 add-on ({ADDON})")), "{}", run.stdout);
+    assert!(!run.stdout.contains(DEMO_ID) && !run.stdout.contains(DEMO_ADDON), "{}", run.stdout);
+
+    // An id the install doesn't allow is refused, and nothing changes.
+    let run = machine.run(&["uninstall", "--extension-id", DEMO_ID]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains(&format!("FAIL --extension-id {DEMO_ID}: this install doesn't allow it (it allows {A}, {B})")),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(read_json(&machine.chromium_manifest())["allowed_origins"], json!([origin(A), origin(B)]));
+
+    // Uninstalling A leaves B, and the add-on.
+    assert_ok(&machine.run(&["uninstall", "--extension-id", A]), "uninstall A");
+    assert_eq!(read_json(&machine.chromium_manifest())["allowed_origins"], json!([origin(B)]));
+    assert_eq!(read_json(&machine.firefox_manifest())["allowed_extensions"], json!([ADDON]));
+    assert_eq!(read_json(&machine.data().join("install.json"))["extensionIds"], json!([B]));
+    assert_ok(&machine.doctor(&[]), "doctor after uninstalling A");
+
+    // The last Chrome extension takes the Chromium manifests with it; the last add-on, everything.
+    assert_ok(&machine.run(&["uninstall", "--extension-id", B]), "uninstall B");
+    assert!(!machine.chromium_manifest().exists());
+    assert_eq!(read_json(&machine.firefox_manifest())["allowed_extensions"], json!([ADDON]));
+    let run = machine.run(&["uninstall", "--firefox-extension-id", ADDON]);
+    assert_ok(&run, "uninstall the add-on");
+    assert!(run.stdout.contains("that was the last extension allowed"), "{}", run.stdout);
+    let mut expected = before;
+    expected.insert("data".into());
+    assert_eq!(files(&machine), expected, "everything install wrote is gone");
+}
+
+#[test]
+fn uninstalling_the_only_extension_removes_everything() {
+    let machine = Machine::new();
+    let before = files(&machine);
+    assert_ok(&machine.run(&["install", "--browser", "chromium", "--extension-id", A]), "install");
+    assert_ok(&machine.run(&["uninstall", "--extension-id", A]), "uninstall A");
+    assert_eq!(files(&machine), before, "no host ran, so no data was made: the data directory goes too");
+}
+
+/// A package's install, as scripts/release.sh builds it: the binary (here the one under test, standing
+/// in for /usr/bin/llm-cache-host) and every browser's system-wide manifest allowing the developer's
+/// ids, placed under the machine's system root.
+fn install_package(machine: &Machine) {
+    let dirs = [
+        ("chrome", "etc/opt/chrome/native-messaging-hosts"),
+        ("chromium", "etc/chromium/native-messaging-hosts"),
+        ("edge", "etc/opt/edge/native-messaging-hosts"),
+        ("brave", "etc/opt/brave/native-messaging-hosts"),
+        ("vivaldi", "etc/opt/vivaldi/native-messaging-hosts"),
+        ("firefox", "usr/lib/mozilla/native-messaging-hosts"),
+    ];
+    for (browser, dir) in dirs {
+        let ids = ["--extension-id", A, "--extension-id", B, "--firefox-extension-id", ADDON];
+        let run = machine.run(&[&["manifest", "--browser", browser, "--path", common::binary()][..], &ids].concat());
+        assert_eq!(run.code, 0, "{}", run.stdout);
+        let dir = machine.system_root().join(dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(MANIFEST), run.stdout).unwrap();
+    }
+}
+
+fn system_manifest(machine: &Machine) -> PathBuf {
+    machine.system_root().join("etc/chromium/native-messaging-hosts").join(MANIFEST)
+}
+
+/// The command a line suggests: the text between its last pair of backquotes.
+fn suggested(line: &str) -> String {
+    let (head, _) = line.rsplit_once('`').unwrap();
+    head.rsplit_once('`').unwrap().1.to_owned()
+}
+
+#[test]
+fn doctor_checks_a_packages_install_with_its_own_ids() {
+    let machine = Machine::new();
+    install_package(&machine);
+
+    // Nothing of this user's: plain doctor checks the package's manifests with their ids, not the demo's.
+    let run = machine.doctor(&[]);
+    assert_ok(&run, "doctor after the package");
+    let summary = format!("registered for 2 extensions ({A}, {B}), answers hello");
+    assert!(run.stdout.contains("OK   chromium, brave, vivaldi (system): host "), "{}", run.stdout);
+    assert!(run.stdout.contains(&summary), "{}", run.stdout);
+    assert!(run.stdout.contains("OK   firefox (system): host "), "{}", run.stdout);
+    assert!(!run.stdout.contains(DEMO_ID) && !run.stdout.contains(DEMO_ADDON), "{}", run.stdout);
+    assert!(!run.stdout.contains("WARN"), "{}", run.stdout);
+    assert!(run.stdout.lines().count() <= 24, "{}", run.stdout);
+    // doctor --system likewise.
+    let run = machine.doctor(&["--system"]);
+    assert_ok(&run, "doctor --system");
+    assert!(run.stdout.contains(&summary) && !run.stdout.contains(DEMO_ID), "{}", run.stdout);
+
+    // A remedy for the system-wide install keeps its ids and says --system.
+    std::fs::remove_file(machine.system_root().join("etc/opt/chrome/native-messaging-hosts").join(MANIFEST)).unwrap();
+    let expected =
+        format!("sudo llm-cache-host install --system --browser chrome --extension-id {A} --extension-id {B}");
+    let run = machine.doctor(&["--system", "--browser", "chrome"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let line =
+        run.failures().into_iter().find(|line| line.contains("no manifest") || line.contains("not found")).unwrap();
+    assert_eq!(suggested(line), expected, "{line}");
+}
+
+/// The issue's break: doctor's old remedy wrote this user's manifest for the demo's id, which hid the
+/// package's. doctor now names that, and the command it gives puts things right.
+#[test]
+fn doctor_warns_when_this_users_manifest_hides_the_packages() {
+    let machine = Machine::new();
+    install_package(&machine);
+    assert_ok(&machine.run(&["install", "--browser", "chromium"]), "the old remedy: an install for the demo");
+    let run = machine.doctor(&[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let warnings: Vec<&str> = run.stdout.lines().filter(|line| line.starts_with("WARN")).collect();
+    assert_eq!(warnings.len(), 1, "{}", run.stdout);
+    let user = machine.chromium_manifest();
+    assert!(
+        warnings[0].starts_with(&format!(
+            "WARN chromium: this user's manifest {} hides the system-wide {}: chromium reads this user's first, so it \
+             allows only {DEMO_ID} here, not {A}, {B}",
+            user.display(),
+            system_manifest(&machine).display()
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("checks passed, with 1 warning"), "{}", run.stdout);
+    let command = suggested(warnings[0]);
+    assert_eq!(command, format!("rm '{}'", user.display()));
+    assert!(Command::new("sh").args(["-c", &command]).status().unwrap().success(), "{command}");
+    let run = machine.doctor(&[]);
+    assert_ok(&run, "doctor after the fix");
+    assert!(!run.stdout.contains("WARN"), "{}", run.stdout);
+    assert!(run.stdout.contains("OK   chromium, brave, vivaldi (system): host "), "{}", run.stdout);
+}
+
+/// After a user install for the developer's id, a remedy keeps that id: it never swaps in the demo's.
+#[test]
+fn doctors_remedies_keep_the_installed_ids() {
+    let machine = Machine::new();
+    assert_ok(
+        &machine.run(&["install", "--browser", "chromium", "--browser", "firefox", "--extension-id", A]),
+        "install",
+    );
+    let file = machine.chromium_manifest();
+    let mut manifest = read_json(&file);
+    manifest["path"] = json!(machine.tmp.path().join("gone").to_str().unwrap());
+    std::fs::write(&file, manifest.to_string()).unwrap();
+    std::fs::remove_file(machine.firefox_manifest()).unwrap();
+
+    let run = machine.doctor(&[]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let missing = run.failures().into_iter().find(|line| line.starts_with("FAIL firefox: no manifest")).unwrap();
+    assert_eq!(
+        suggested(missing),
+        format!("llm-cache-host install --browser firefox --firefox-extension-id '{DEMO_ADDON}'")
+    );
+    assert!(!run.stdout.contains(&format!("--extension-id {DEMO_ID}")), "{}", run.stdout);
+    // The command shown puts it right, keeping A.
+    let bin = machine.installed_binary().parent().unwrap().to_owned();
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let fix = format!("llm-cache-host install --browser chromium --extension-id {A}");
+    let status = machine.command("sh").args(["-c", &fix]).env("PATH", &path).status().unwrap();
+    assert!(status.success());
+    let status = machine.command("sh").args(["-c", &suggested(missing)]).env("PATH", &path).status().unwrap();
+    assert!(status.success());
+    let run = machine.doctor(&[]);
+    assert_ok(&run, "doctor after the fixes");
+    assert!(run.stdout.contains(&format!("registered for 1 extension ({A})")), "{}", run.stdout);
+}
+
+/// A store the host can't write fails doctor, with what to do, though the host answers hello and the
+/// data directory takes a file: the store is proved by a write, a read and a delete through the host.
+#[test]
+fn doctor_proves_the_store() {
+    let machine = Machine::new();
+    assert_ok(&machine.run(&["install", "--browser", "chromium", "--extension-id", A]), "install");
+    let run = machine.doctor(&["--verbose"]);
+    assert_ok(&run, "doctor");
+    let line = run.stdout.lines().find(|line| line.starts_with("OK   store: ")).unwrap();
+    assert!(
+        line.contains("the host wrote, read back and deleted an item (")
+            && line.contains("; doctor's own session conv_doctor-"),
+        "{line}"
+    );
+    // Its session is ended: the store holds no session of doctor's.
+    let sessions = machine.run(&["sessions", "--json"]);
+    assert!(!sessions.stdout.contains("conv_doctor-"), "{}", sessions.stdout);
+
+    // The store's folder is a file now (a mistake any user, root too, can't write through).
+    std::fs::remove_dir_all(machine.data().join("store")).unwrap();
+    std::fs::write(machine.data().join("store"), "not a folder").unwrap();
+    let run = machine.doctor(&[]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let failures = run.failures();
+    assert_eq!(failures.len(), 1, "{}", run.stdout);
+    assert!(failures[0].starts_with("FAIL store: the host refused write: StorageUnavailableError: "), "{}", run.stdout);
+    assert!(failures[0].contains("make sure it is a folder you own and can write"), "{}", run.stdout);
+    assert!(run.stdout.contains("OK   chromium: host "), "the host still answers hello: {}", run.stdout);
+}
+
+/// uninstall says the command went only when it did: another `llm-cache-host` on PATH (a package's
+/// /usr/bin/llm-cache-host) is named.
+#[test]
+fn uninstall_names_the_command_that_remains() {
+    let machine = Machine::new();
+    let other = machine.tmp.path().join("usr/bin");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::copy(common::binary(), other.join("llm-cache-host")).unwrap();
+    let path = format!("{}:{}:/bin", machine.home().join(".local/bin").display(), other.display());
+    let with_path = |args: &[&str]| -> Run {
+        let output = machine.command(common::binary()).args(args).env("PATH", &path).output().unwrap();
+        Run { code: output.status.code().unwrap(), stdout: String::from_utf8(output.stdout).unwrap() }
+    };
+    assert_ok(&with_path(&["install", "--browser", "chromium"]), "install");
+    let run = with_path(&["uninstall"]);
+    assert_ok(&run, "uninstall");
+    assert!(
+        run.stdout.contains(&format!(
+            "Uninstalled. {} is still on your PATH (another install: a package or a --system install)",
+            other.join("llm-cache-host").display()
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("command went with it"), "{}", run.stdout);
+}
