@@ -30,10 +30,11 @@ Options:
                               command, the package and the files above are named by its last part with
                               _ as - (mail-cache, mail-cache_<version>_<debian arch>.deb, /usr/bin/mail-cache),
                               the manifests NAME.json, and each user's data goes to ~/.local/share/NAME
-  --extension-id ID           a Chrome extension id the .deb's manifests allow (repeatable); default: the demo
-                              extension's, from extension-shim/demo/EXTENSION_ID.txt
-  --firefox-extension-id ID   a Firefox add-on id the .deb's Firefox manifest allows (repeatable); default: the
-                              demo add-on's, from extension-shim/demo/manifest.firefox.json
+  --extension-id ID           a Chrome extension id the .deb's manifests allow (repeatable)
+  --firefox-extension-id ID   a Firefox add-on id the .deb's Firefox manifest allows (repeatable)
+                              With ids of one kind only, the .deb registers the host with those browsers
+                              only. With neither, the demo's: extension-shim/demo/EXTENSION_ID.txt and the
+                              gecko id in extension-shim/demo/manifest.firefox.json
   --out DIR                   the output folder (default: dist)
   -h, --help                  this text
 
@@ -70,24 +71,23 @@ while [ $# -gt 0 ]; do
     *) fail "unknown option $1 (see --help)" ;;
   esac
 done
-if [ ${#chrome_ids[@]} -eq 0 ]; then
-  if [ -n "${RELEASE_EXTENSION_IDS:-}" ]; then
-    read -r -a chrome_ids <<<"${RELEASE_EXTENSION_IDS//,/ }"
-  else
-    chrome_ids=("$(tr -d '[:space:]' <extension-shim/demo/EXTENSION_ID.txt)")
-  fi
+if [ ${#chrome_ids[@]} -eq 0 ] && [ -n "${RELEASE_EXTENSION_IDS:-}" ]; then
+  read -r -a chrome_ids <<<"${RELEASE_EXTENSION_IDS//,/ }"
 fi
-if [ ${#firefox_ids[@]} -eq 0 ]; then
-  if [ -n "${RELEASE_FIREFOX_EXTENSION_IDS:-}" ]; then
-    read -r -a firefox_ids <<<"${RELEASE_FIREFOX_EXTENSION_IDS//,/ }"
-  else
-    # The demo's gecko id is the only "id" key in its Firefox manifest.
-    demo_id=$(sed -n 's/^ *"id": *"\([^"]*\)".*/\1/p' extension-shim/demo/manifest.firefox.json)
-    [ -n "$demo_id" ] || fail "found no add-on id in extension-shim/demo/manifest.firefox.json: pass --firefox-extension-id"
-    firefox_ids=("$demo_id")
-  fi
+if [ ${#firefox_ids[@]} -eq 0 ] && [ -n "${RELEASE_FIREFOX_EXTENSION_IDS:-}" ]; then
+  read -r -a firefox_ids <<<"${RELEASE_FIREFOX_EXTENSION_IDS//,/ }"
 fi
-[ ${#chrome_ids[@]} -gt 0 ] && [ ${#firefox_ids[@]} -gt 0 ] || fail "no ids in RELEASE_EXTENSION_IDS or RELEASE_FIREFOX_EXTENSION_IDS"
+# The demo's ids only for a release that names none: a developer's package for a Chrome extension must not
+# let the demo add-on use its host in Firefox.
+if [ ${#chrome_ids[@]} -eq 0 ] && [ ${#firefox_ids[@]} -eq 0 ]; then
+  [ -z "${RELEASE_EXTENSION_IDS:-}${RELEASE_FIREFOX_EXTENSION_IDS:-}" ] \
+    || fail "no ids in RELEASE_EXTENSION_IDS or RELEASE_FIREFOX_EXTENSION_IDS"
+  chrome_ids=("$(tr -d '[:space:]' <extension-shim/demo/EXTENSION_ID.txt)")
+  # The demo's gecko id is the only "id" key in its Firefox manifest.
+  demo_id=$(sed -n 's/^ *"id": *"\([^"]*\)".*/\1/p' extension-shim/demo/manifest.firefox.json)
+  [ -n "$demo_id" ] || fail "found no add-on id in extension-shim/demo/manifest.firefox.json: pass --firefox-extension-id"
+  firefox_ids=("$demo_id")
+fi
 # The binary checks both kinds of id again when it prints the manifests.
 for id in "${chrome_ids[@]}"; do
   is_chrome_extension_id "$id" || fail "\"$id\" is not a Chrome extension id: $CHROME_ID_RULE"
@@ -117,7 +117,9 @@ else
   binary=target/host-name/release/llm-cache-host
 fi
 # The binary's own check of every id, before anything is written, and of the name it was built with.
-baked=$("$binary" manifest --browser firefox --path "/usr/bin/$name" "${id_flags[@]}") \
+check_browser=chromium
+[ ${#chrome_ids[@]} -gt 0 ] || check_browser=firefox
+baked=$("$binary" manifest --browser "$check_browser" --path "/usr/bin/$name" "${id_flags[@]}") \
   || fail "the ids above are refused (the binary said why)"
 grep -qF "\"name\": \"$host_name\"," <<<"$baked" || fail "$binary was not built for $host_name: $baked"
 version=$("$binary" --version | sed -n 's/^llm-cache-host \(.*\)$/\1/p')
@@ -167,6 +169,8 @@ manifest_dirs=(
 )
 for entry in "${manifest_dirs[@]}"; do
   browser=${entry%%:*}
+  # A family with no ids gets no manifest: the host is not registered with those browsers.
+  if [ "$browser" = firefox ]; then [ ${#firefox_ids[@]} -gt 0 ] || continue; else [ ${#chrome_ids[@]} -gt 0 ] || continue; fi
   dir=$root${entry#*:}
   install -d -m 0755 "$dir"
   "$binary" manifest --browser "$browser" --path "/usr/bin/$name" "${id_flags[@]}" >"$dir/$host_name.json"
@@ -196,9 +200,9 @@ installed_size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
   echo " the host keeps them in a local LMDB store in each user's data directory."
   echo " ."
   echo " This package registers the host $host_name for every user"
-  echo " with Chrome, Chromium, Edge, Brave, Vivaldi and Firefox."
-  echo " Extensions allowed: ${chrome_ids[*]}."
-  echo " Firefox add-ons allowed: ${firefox_ids[*]}."
+  [ ${#chrome_ids[@]} -gt 0 ] && echo " with Chrome, Chromium, Edge, Brave and Vivaldi, for extensions ${chrome_ids[*]}."
+  [ ${#firefox_ids[@]} -gt 0 ] && echo " with Firefox, for add-ons ${firefox_ids[*]}."
+  true
 } >"$root/DEBIAN/control"
 chmod 0644 "$root/DEBIAN/control"
 deb=$out/${name}_${version}_$deb_arch.deb

@@ -16,7 +16,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { launchWithExtension } from "../lib/browser.mjs";
 import { DEMO_GLOBAL, checkDemoExtension, keysIn } from "../lib/demo-agent.mjs";
-import { CHROMIUM, DEMO_EXTENSION_DIR, REPO_DIR } from "../lib/env.mjs";
+import { CHROMIUM, DEMO_EXTENSION_DIR, EXTENSION_ID, REPO_DIR } from "../lib/env.mjs";
 import { createSandbox } from "../lib/sandbox.mjs";
 
 /** The release build may compile everything from scratch (2-3 min on CI's two cores), once per host name. */
@@ -36,8 +36,9 @@ function freshExtensionKey() {
 
 /** The two vendors: host name, the command and package release.sh names after it, and their extension. */
 const VENDORS = [
-  { hostName: "com.example.mail_cache", name: "mail-cache", ...freshExtensionKey() },
-  { hostName: "org.example.notes_cache", name: "notes-cache", ...freshExtensionKey() },
+  // The mail vendor ships for Chrome and Firefox; the notes vendor for Chrome only.
+  { hostName: "com.example.mail_cache", name: "mail-cache", addonId: "@mail-cache-e2e", ...freshExtensionKey() },
+  { hostName: "org.example.notes_cache", name: "notes-cache", addonId: undefined, ...freshExtensionKey() },
 ].map((vendor) => ({
   ...vendor,
   origin: `chrome-extension://${vendor.id}/`,
@@ -143,6 +144,7 @@ describe("two hosts of different names, each from its own .deb, side by side", {
       for (const vendor of VENDORS) {
         const out = path.join(state.root, `dist-${vendor.name}`);
         const args = ["--host-name", vendor.hostName, "--extension-id", vendor.id, "--out", out];
+        if (vendor.addonId) args.push("--firefox-extension-id", vendor.addonId);
         vendor.releaseOutput = run(path.join(REPO_DIR, "scripts", "release.sh"), args, { timeout: RELEASE_TIMEOUT_MS });
         vendor.deb = path.join(out, fs.readdirSync(out).find((file) => file.endsWith(".deb")));
         vendor.tarball = fs.readdirSync(out).find((file) => file.endsWith(".tar.gz"));
@@ -175,9 +177,12 @@ describe("two hosts of different names, each from its own .deb, side by side", {
       const control = run("dpkg-deb", ["--field", vendor.deb]);
       assert.match(control, new RegExp(`^Package: ${vendor.name}$`, "m"), control);
       const contents = run("dpkg-deb", ["--contents", vendor.deb]);
-      for (const file of [`./usr/bin/${vendor.name}`, `.${vendor.chromiumManifest}`, `./usr/lib/mozilla/native-messaging-hosts/${vendor.hostName}.json`]) {
+      for (const file of [`./usr/bin/${vendor.name}`, `.${vendor.chromiumManifest}`]) {
         assert.ok(contents.includes(` ${file}\n`), `${file} in:\n${contents}`);
       }
+      // A Firefox manifest only for the vendor that named an add-on: never the demo add-on's.
+      const firefoxManifest = `./usr/lib/mozilla/native-messaging-hosts/${vendor.hostName}.json`;
+      assert.equal(contents.includes(` ${firefoxManifest}\n`), vendor.addonId !== undefined, contents);
       assert.ok(!contents.includes("llm-cache-host") && !contents.includes("com.browserx.llm_cache"), contents);
       const tarList = run("tar", ["tzf", path.join(path.dirname(vendor.deb), vendor.tarball)]);
       assert.ok(tarList.split("\n").includes(`${vendor.tarball.replace(/\.tar\.gz$/, "")}/${vendor.name}`), tarList);
@@ -225,6 +230,18 @@ describe("two hosts of different names, each from its own .deb, side by side", {
       assert.ok(sessions.includes(vendor.sessionId) && !sessions.includes(other.sessionId), `${vendor.name} sessions: ${sessions}`);
     }
     assert.ok(!fs.existsSync(path.join(dataHome, "llm-cache-host")), "the default host's data directory was made");
+
+    // The user's plain `doctor` (the command each package installs, no arguments) checks that package's own
+    // manifests and ids and proves its store: every check passes, and neither the demo's id nor another
+    // vendor's name is mentioned.
+    for (const [vendor, other] of [[MAIL, NOTES], [NOTES, MAIL]]) {
+      const report = run(vendor.binary, ["doctor"], { env: sandbox.env });
+      assert.match(report, /OK {3}store:/, report);
+      assert.ok(report.includes(vendor.id), report);
+      for (const absent of [EXTENSION_ID, "llm-cache-demo@", "FAIL", other.id, other.hostName, "llm-cache-host "]) {
+        assert.ok(!report.includes(absent), `${vendor.name} doctor mentions ${absent}:\n${report}`);
+      }
+    }
 
     // Neither extension may use the other vendor's host: its manifest allows only its own extension.
     const { status } = await throughHost(MAIL.browser, NOTES.hostName, newSessionId(), false);
