@@ -270,7 +270,7 @@ fn a_binary_named_for_a_host_is_that_host() {
     // What `install --host-name` relies on: the copy's file name is its host name.
     let home = Home::new();
     let named = home.path().join(MAIL);
-    std::fs::copy(common::binary(), &named).unwrap();
+    common::copy_binary(&named);
     let (code, text) = home.run(&named, &["manifest", "--browser", "chromium", "--path", "/x"]);
     assert_eq!(code, 0, "{text}");
     assert_eq!(serde_json::from_str::<Value>(&text).unwrap()["name"], MAIL);

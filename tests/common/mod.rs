@@ -29,6 +29,15 @@ pub fn binary() -> &'static str {
     env!("CARGO_BIN_EXE_llm-cache-host")
 }
 
+/// Copies the host binary to `to`, to be run from there. The copy is made by `cp`, in a process of its own:
+/// had this test process opened the file for writing, a test on another thread that forks meanwhile would
+/// hold that descriptor until its child execs, and running the copy in that moment fails with "Text file
+/// busy" (ETXTBSY).
+pub fn copy_binary(to: &std::path::Path) {
+    let status = std::process::Command::new("cp").arg(binary()).arg(to).status().expect("cp runs");
+    assert!(status.success(), "cp {} {}: {status}", binary(), to.display());
+}
+
 /// A script of the repository (`install.sh`, `scripts/release.sh`) run with no cargo on PATH: it checks
 /// its options first, so options it accepts get as far as "cargo is missing", and one it refuses is
 /// named before that. Its exit code and stderr.
