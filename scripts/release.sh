@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# Builds the release binary and the Linux artifacts people install it from, in one go:
+# Builds the release binary and the artifacts people install it from, in one go:
 #   dist/llm-cache-host-<version>-<arch>-linux.tar.gz   the binary, README.md and the license files
+#   dist/llm-cache-host-<version>-universal2-macos.tar.gz  the same for macOS (scripts/cross/macos.sh)
 #   dist/llm-cache-host_<version>_<debian arch>.deb      the binary at /usr/bin/llm-cache-host and every
 #                                                        browser's system-wide host manifest
-#   dist/SHA256SUMS                                      both files' checksums, for `sha256sum -c`
+#   dist/SHA256SUMS                                      every file's checksum, for `sha256sum -c`
 # The manifests in the .deb are printed by the binary itself (`llm-cache-host manifest`), so they are
 # exactly what `llm-cache-host install` writes. Run scripts/release.sh --help for the options.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/extension-ids.sh
 . scripts/extension-ids.sh
+# shellcheck source=scripts/release-files.sh
+. scripts/release-files.sh
 
 usage() {
   cat <<'USAGE'
@@ -19,7 +22,9 @@ Builds target/release/llm-cache-host (cargo build --release --locked), then writ
   llm-cache-host-<version>-<arch>-linux.tar.gz   llm-cache-host, README.md, LICENSE, LICENSE-MIT, LICENSE-APACHE
   llm-cache-host_<version>_<debian arch>.deb     /usr/bin/llm-cache-host and the host manifest for Chrome, Chromium,
                                                  Edge, Brave, Vivaldi and Firefox, system-wide
-  SHA256SUMS                                     checksums of both (check with: cd dist && sha256sum -c SHA256SUMS)
+  llm-cache-host-<version>-universal2-macos.tar.gz   the same for macOS 11 and later, Intel and Apple silicon
+                                                 (scripts/cross/macos.sh; one-time setup: scripts/cross/setup-macos.sh)
+  SHA256SUMS                                     checksums of them all (check with: cd dist && sha256sum -c SHA256SUMS)
 
 Options:
   --extension-id ID           a Chrome extension id the .deb's manifests allow (repeatable); default: the demo
@@ -89,6 +94,7 @@ maintainer=${RELEASE_MAINTAINER:-llm-cache-host developers <llm-cache-host@brows
 for tool in cargo dpkg dpkg-deb dpkg-shlibdeps sha256sum tar gzip; do
   command -v "$tool" >/dev/null || fail "$tool is missing (dpkg-shlibdeps is in Debian's dpkg-dev package: apt-get install dpkg-dev)"
 done
+scripts/cross/macos.sh --check-setup
 
 id_flags=()
 for id in "${chrome_ids[@]}"; do id_flags+=(--extension-id "$id"); done
@@ -101,7 +107,6 @@ binary=target/release/llm-cache-host
   || fail "the ids above are refused (the binary said why)"
 version=$("$binary" --version | sed -n 's/^llm-cache-host \(.*\)$/\1/p')
 [ -n "$version" ] || fail "$binary --version printed no version"
-arch=$(uname -m)
 deb_arch=$(dpkg --print-architecture)
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
 
@@ -110,21 +115,16 @@ out=$(cd "$out" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# Both archives list their files in name order, owned by root, with one timestamp, and gzip leaves
-# out its own, so the same commit gives the same bytes.
-archive() { # archive <dir> <output.tar.gz> <member>...
-  local dir=$1 output=$2
-  shift 2
-  tar -C "$dir" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" -cf - "$@" \
-    | gzip -n -9 >"$output"
-}
-
 # The tarball: one folder named like the file, so that extracting it beside other things is tidy.
-tar_name=llm-cache-host-$version-$arch-linux
-mkdir -m 0755 "$work/$tar_name"
-install -m 0755 "$binary" "$work/$tar_name/llm-cache-host"
-install -m 0644 README.md LICENSE LICENSE-MIT LICENSE-APACHE "$work/$tar_name/"
-archive "$work" "$out/$tar_name.tar.gz" "$tar_name"
+# The files are named as scripts/release-files.sh says, which the install page follows.
+case "$deb_arch" in
+  amd64) tarball_key=tarballX86_64 deb_key=debAmd64 ;;
+  arm64) tarball_key=tarballAarch64 deb_key=debArm64 ;;
+  *) fail "no release files are named for $deb_arch (scripts/release-files.sh)" ;;
+esac
+tarball=$(release_file "$tarball_key" llm-cache-host "$version")
+release_tarball "$binary" llm-cache-host "$out/$tarball"
+artifacts=("$tarball")
 
 # The .deb's tree, staged where dpkg-shlibdeps expects a package's files (debian/<package>/).
 root=$work/debian/llm-cache-host
@@ -179,9 +179,13 @@ installed_size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
   echo " Firefox add-ons allowed: ${firefox_ids[*]}."
 } >"$root/DEBIAN/control"
 chmod 0644 "$root/DEBIAN/control"
-deb=$out/llm-cache-host_${version}_$deb_arch.deb
+deb=$out/$(release_file "$deb_key" llm-cache-host "$version")
 dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
+artifacts+=("$(basename "$deb")")
 
-(cd "$out" && sha256sum "$tar_name.tar.gz" "$(basename "$deb")" >SHA256SUMS)
+# macOS: one universal2 binary, cross-built with zig (scripts/cross/macos.sh says how).
+artifacts+=("$(basename "$(scripts/cross/macos.sh --out "$out")")")
+
+(cd "$out" && sha256sum "${artifacts[@]}" >SHA256SUMS)
 echo "release.sh: wrote, in $out:"
-(cd "$out" && ls -l "$tar_name.tar.gz" "$(basename "$deb")" SHA256SUMS)
+(cd "$out" && ls -l "${artifacts[@]}" SHA256SUMS)
