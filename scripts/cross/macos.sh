@@ -59,7 +59,9 @@ done
 export MACOSX_DEPLOYMENT_TARGET=11.0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-cargo zigbuild --release --locked --quiet --target universal2-apple-darwin --target-dir "$target_dir" >"$log" 2>&1 \
+# Built without SOURCE_DATE_EPOCH (release.sh sets it for the archives, after its own build), since LMDB's
+# build reruns when it changes: a release after test-macos.sh then reuses that build.
+env -u SOURCE_DATE_EPOCH cargo zigbuild --release --locked --quiet --target universal2-apple-darwin --target-dir "$target_dir" >"$log" 2>&1 \
   || { cat "$log" >&2; fail "the universal2 build failed (above)"; }
 # rustc asks xcrun for an SDK to pass the linker and warns when there is none; zig needs none, so that
 # warning is left out and anything else shown.
