@@ -54,8 +54,9 @@ done
 "$check_only" && exit 0
 [ -n "$out" ] || fail "--out DIR is needed"
 
-# The minimum macOS: without it zig's linker writes the newest it knows (macOS 15), and older Macs refuse
-# the binary. 11 is the first macOS on arm64 Macs, and the oldest Rust's arm64 target supports.
+# The minimum macOS: without it zig writes its own default (13.0 with the pinned zig; newer zigs raise it),
+# and older Macs refuse the binary. 11 is the first macOS on arm64 Macs, and the oldest Rust's arm64 target
+# supports.
 export MACOSX_DEPLOYMENT_TARGET=11.0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
