@@ -24,6 +24,7 @@ import {
   shellWord,
   sourceInstallCommand,
 } from "../src/install-command.js";
+import { ProtocolVersionError } from "../src/errors.js";
 import { createLlmCache } from "../src/llm-cache.js";
 import { HOST_RELEASE, installWays } from "../src/pages/install-steps.js";
 import { releaseFile, tarballFolder } from "../src/pages/release-files.js";
@@ -174,6 +175,22 @@ describe("status()'s advice", () => {
     assert.ok(text.includes("whose allowed_extensions lists @name"), text);
     const forbidden = hostProblemText(new Error("Access to the specified native messaging host is forbidden."), GUID, "mac");
     assert.ok(forbidden.includes(`allowed_extensions doesn't list ${GUID}. Install it again with ./install.sh --firefox-extension-id '${GUID}'`), forbidden);
+  });
+
+  it("on the install page, points at its steps rather than a checkout of the host's source", () => {
+    const forbidden = new Error("Access to the specified native messaging host is forbidden.");
+    const older = new ProtocolVersionError(1, 0);
+    for (const os of ["linux", "mac", "win"]) {
+      for (const error of [NOT_FOUND, forbidden, older]) {
+        const forDeveloper = hostProblemText(error, DEMO_EXTENSION_ID, os);
+        const forUser = hostProblemText(error, DEMO_EXTENSION_ID, os, undefined, "install page");
+        assert.match(forDeveloper, /source|install\.sh|cargo/, forDeveloper);
+        assert.doesNotMatch(forUser, /source|install\.sh|cargo|checkout/, forUser);
+        assert.match(forUser, /with the steps below/, forUser);
+      }
+    }
+    assert.ok(hostProblemText(forbidden, DEMO_EXTENSION_ID, "linux", undefined, "install page").endsWith(
+      `doesn't list chrome-extension://${DEMO_EXTENSION_ID}/. Register it for this extension with the steps below`));
   });
 
   it("gives Windows the PowerShell command, with the id quoted", () => {

@@ -112,6 +112,36 @@ describe("install steps", () => {
       `tar xzf llm-cache-host-${HOST_RELEASE}-x86_64-linux.tar.gz && cd llm-cache-host-${HOST_RELEASE}-x86_64-linux && ./llm-cache-host install --firefox-extension-id 'addon@example.org'`);
   });
 
+  it("for a host of the developer's own name: its release files and command, and --host-name in every install", () => {
+    const hostName = "com.example.mail_cache";
+    const ways = (os: string) => commands({ os }, { hostName, showFromSource: true });
+    const args = `--extension-id ${id} --host-name com.example.mail_cache`;
+    assert.deepEqual(ways("linux"), [
+      `sudo apt install ./mail-cache_${HOST_RELEASE}_amd64.deb`,
+      `mail-cache install ${args}`,
+      `tar xzf mail-cache-${HOST_RELEASE}-x86_64-linux.tar.gz && cd mail-cache-${HOST_RELEASE}-x86_64-linux && ./mail-cache install ${args}`,
+      `./install.sh ${args}`,
+    ]);
+    const macFolder = `mail-cache-${HOST_RELEASE}-universal2-macos`;
+    assert.deepEqual(ways("mac"), [
+      `xattr -c ${macFolder}.tar.gz && tar xzf ${macFolder}.tar.gz && cd ${macFolder} && ./mail-cache install ${args}`,
+      `xattr -c mail-cache && ./mail-cache install ${args}`,
+      `./install.sh ${args}`,
+    ]);
+    assert.deepEqual(ways("win"), [
+      `.\\mail-cache.exe install ${args}`,
+      `cargo build --release; if ($?) { .\\target\\release\\llm-cache-host.exe install ${args} }`,
+    ]);
+    // The files the user is asked for are the developer's, on ARM too.
+    const [deb, tarball] = installWays({ os: "linux", arch: "arm64", extensionId: id }, { hostName });
+    assert.equal(words(deb?.steps[0]), `Ask this extension's developer for mail-cache_${HOST_RELEASE}_arm64.deb, then in its folder:`);
+    assert.equal(words(tarball?.steps[0]), `Ask this extension's developer for mail-cache-${HOST_RELEASE}-aarch64-linux.tar.gz, then in its folder:`);
+    assert.match(words(installWays({ os: "win", extensionId: id }, { hostName })[0]?.steps[0]) ?? "",
+      new RegExp(`^Ask this extension's developer for mail-cache-${HOST_RELEASE}-x86_64-windows\\.zip and unpack it \\(right-click it, Extract All\\)\\. In the unpacked folder, double-click mail-cache\\.exe,`));
+    // The default host's commands name no host.
+    assert.ok(commands({ os: "linux" }, { showFromSource: true }).every((command) => !command.includes("--host-name")));
+  });
+
   it("none where browsers can't start native hosts", () => {
     assert.deepEqual(installWays({ os: "cros", extensionId: id }), []);
     assert.deepEqual(installWays({ os: "android", extensionId: id }), []);
@@ -122,17 +152,26 @@ describe("the pages' settings (llm-cache-pages.json)", () => {
   it("take every setting, checked", () => {
     const config = {
       extensionName: "Mail Agent",
+      hostName: "com.example.mail_cache",
       showFromSource: true,
       downloads: Object.fromEntries(DOWNLOAD_KEYS.map((key) => [key, `https://mail.example/${key}`])),
     };
     assert.deepEqual(checkPagesConfig(config), config);
     assert.deepEqual(checkPagesConfig({}), {});
+    for (const hostName of ["com.browserx.llm_cache", "a.bc", `com.${"a".repeat(124)}`]) assert.deepEqual(checkPagesConfig({ hostName }), { hostName });
   });
 
   it("refuse a misspelt key, a link that isn't a web address, and wrong types, saying what is expected", () => {
     const refusals: Array<[unknown, RegExp]> = [
       [[], /^llm-cache-pages\.json must hold a JSON object, not \[\]$/],
-      [{ downlods: {} }, /no setting "downlods"; the settings are extensionName, downloads, showFromSource$/],
+      [{ downlods: {} }, /no setting "downlods"; the settings are extensionName, hostName, downloads, showFromSource$/],
+      // The host's own rule, as createLlmCache({ hostName }) checks it.
+      [{ hostName: "Com.Example.Mail" }, /^llm-cache-pages\.json: hostName must be a host name, a host name is Chrome's: lowercase letters, .*e\.g\. com\.example\.mail_cache; it is "Com\.Example\.Mail"$/],
+      [{ hostName: "mail_cache" }, /hostName must be a host name/],
+      [{ hostName: "com.example.mail-cache" }, /hostName must be a host name/],
+      [{ hostName: "com.other.llm_cache_host" }, /hostName must be a host name/],
+      [{ hostName: `com.${"a".repeat(125)}` }, /hostName must be a host name/],
+      [{ hostName: 7 }, /hostName must be a host name, .*; it is number$/],
       [{ downloads: { deb: "https://x.example/a.deb" } }, /downloads has no key "deb"; the keys are debAmd64, debArm64, /],
       [{ downloads: { debAmd64: "javascript:alert(1)" } }, /downloads\.debAmd64 must be an https:\/\/ address .*, not "javascript:alert\(1\)"$/],
       [{ downloads: { debAmd64: "file:///etc/passwd" } }, /downloads\.debAmd64 must be an https:\/\/ address/],

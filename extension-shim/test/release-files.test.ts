@@ -13,7 +13,8 @@ import { fileURLToPath } from "node:url";
 import { DEMO_EXTENSION_ID } from "../src/demo-extension.js";
 import { DOWNLOAD_KEYS, type Downloads } from "../src/pages/config.js";
 import { HOST_RELEASE, installWays, type Machine } from "../src/pages/install-steps.js";
-import { HOST_COMMAND, releaseFile } from "../src/pages/release-files.js";
+import { hostCommand } from "../src/install-command.js";
+import { releaseFile } from "../src/pages/release-files.js";
 
 const REPO = fileURLToPath(new URL("../../../", import.meta.url));
 const SCRIPT = "scripts/release-files.sh";
@@ -36,7 +37,7 @@ const MACHINES: Record<keyof Downloads, Machine> = {
 describe("release file names", () => {
   it("are the release script's, for every download key, command and version", () => {
     for (const key of DOWNLOAD_KEYS) {
-      for (const command of [HOST_COMMAND, "mail-cache"]) {
+      for (const command of [hostCommand(), "mail-cache"]) {
         for (const version of [HOST_RELEASE, "2.10.0-rc.1"]) {
           assert.equal(releaseFile(key, version, command), scriptName(key, command, version), `${key} ${command} ${version}`);
         }
@@ -48,7 +49,7 @@ describe("release file names", () => {
     const script = readFileSync(new URL(`../../../${SCRIPT}`, import.meta.url), "utf8");
     const named = [...script.matchAll(/^ {4}(\w+)\) echo /gm)].map((match) => match[1]);
     assert.deepEqual(named.sort(), [...DOWNLOAD_KEYS].sort());
-    assert.throws(() => scriptName("debAmd65", HOST_COMMAND, HOST_RELEASE), /no release file debAmd65/);
+    assert.throws(() => scriptName("debAmd65", hostCommand(), HOST_RELEASE), /no release file debAmd65/);
   });
 
   it("are what the install steps give for each OS and processor, without download addresses", () => {

@@ -187,7 +187,7 @@ pub fn registered_targets(
 /// On Windows, where browsers find hosts only through the registry.
 pub fn profile_target(dir: &Path, platform: &Platform) -> Result<Target, Failure> {
     let dir = std::path::absolute(dir).map_err(|e| Failure(format!("{}: {e}", dir.display())))?;
-    let location = browsers::profile_location(platform.os, &dir).ok_or_else(|| {
+    let location = browsers::profile_location(platform.os, &platform.host, &dir).ok_or_else(|| {
         Failure("--user-data-dir does nothing on Windows: browsers there find hosts only through the registry".into())
     })?;
     Ok(Target { label: format!("profile {}", dir.display()), browsers: Vec::new(), family: Family::Chromium, location })

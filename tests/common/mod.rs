@@ -29,6 +29,20 @@ pub fn binary() -> &'static str {
     env!("CARGO_BIN_EXE_llm-cache-host")
 }
 
+/// A script of the repository (`install.sh`, `scripts/release.sh`) run with no cargo on PATH: it checks
+/// its options first, so options it accepts get as far as "cargo is missing", and one it refuses is
+/// named before that. Its exit code and stderr.
+pub fn script_without_cargo(script: &str, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(script);
+    let mut command = Command::new("/bin/bash");
+    command.arg(&script).args(args).env("PATH", "/usr/bin:/bin");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().unwrap();
+    (output.status.code(), String::from_utf8(output.stderr).unwrap())
+}
+
 /// A command that starts the host in host mode for `origin` with its data in `dir`.
 pub fn host_command(dir: &Path, origin: &str) -> Command {
     host_command_with_args(dir, &[origin.to_owned()])

@@ -5,10 +5,8 @@
  * script and checks that both give the same name for every file.
  */
 
+import { hostCommand } from "../install-command.js";
 import type { Downloads } from "./config.js";
-
-/** The binary's name in every release file: the command a person types. */
-export const HOST_COMMAND = "llm-cache-host";
 
 /** Each release file's name, from the binary's name and the version: release_file's table, line for line. */
 const RELEASE_FILES: Record<keyof Downloads, (command: string, version: string) => string> = {
@@ -20,8 +18,11 @@ const RELEASE_FILES: Record<keyof Downloads, (command: string, version: string) 
   macosTarball: (command, version) => `${command}-${version}-universal2-macos.tar.gz`,
 };
 
-/** The release file for a download key, at `version`, for the binary `command`. */
-export function releaseFile(key: keyof Downloads, version: string, command: string = HOST_COMMAND): string {
+/**
+ * The release file for a download key, at `version`, for the binary `command`: the host's command
+ * (install-command.ts's hostCommand), which names its release files too.
+ */
+export function releaseFile(key: keyof Downloads, version: string, command: string = hostCommand()): string {
   return RELEASE_FILES[key](command, version);
 }
 
