@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds the release binary and the Linux artifacts people install it from, in one go:
+# Builds the release binary and the artifacts people install it from, in one go:
 #   dist/llm-cache-host-<version>-<arch>-linux.tar.gz   the binary, README.md and the license files
+#   dist/llm-cache-host-<version>-universal2-macos.tar.gz  the same for macOS (scripts/cross/macos.sh)
 #   dist/llm-cache-host_<version>_<debian arch>.deb      the binary at /usr/bin/llm-cache-host and every
 #                                                        browser's system-wide host manifest
-#   dist/SHA256SUMS                                      both files' checksums, for `sha256sum -c`
-# With --host-name com.example.mail_cache the names are the developer's: the binary is built with that
+#   dist/SHA256SUMS                                      every file's checksum, for `sha256sum -c`
+# With --host-name com.example.mail_cache the names are the developer's: each binary is built with that
 # host name baked in (LLM_CACHE_HOST_NAME), and the command, package and files are mail-cache.
 # The manifests in the .deb are printed by the binary itself (`llm-cache-host manifest`), so they are
 # exactly what `llm-cache-host install` writes. Run scripts/release.sh --help for the options.
@@ -12,6 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/extension-ids.sh
 . scripts/extension-ids.sh
+# shellcheck source=scripts/release-files.sh
+. scripts/release-files.sh
 
 usage() {
   cat <<'USAGE'
@@ -21,7 +24,9 @@ Builds target/release/llm-cache-host (cargo build --release --locked), then writ
   llm-cache-host-<version>-<arch>-linux.tar.gz   llm-cache-host, README.md, LICENSE, LICENSE-MIT, LICENSE-APACHE
   llm-cache-host_<version>_<debian arch>.deb     /usr/bin/llm-cache-host and the host manifest for Chrome, Chromium,
                                                  Edge, Brave, Vivaldi and Firefox, system-wide
-  SHA256SUMS                                     checksums of both (check with: cd dist && sha256sum -c SHA256SUMS)
+  llm-cache-host-<version>-universal2-macos.tar.gz   the same for macOS 11 and later, Intel and Apple silicon
+                                                 (scripts/cross/macos.sh; one-time setup: scripts/cross/setup-macos.sh)
+  SHA256SUMS                                     checksums of them all (check with: cd dist && sha256sum -c SHA256SUMS)
 
 Options:
   --host-name NAME            the host name your extension passes to connectNative, e.g. com.example.mail_cache
@@ -35,13 +40,16 @@ Options:
                               With ids of one kind only, the .deb registers the host with those browsers
                               only. With neither, the demo's: extension-shim/demo/EXTENSION_ID.txt and the
                               gecko id in extension-shim/demo/manifest.firefox.json
+  --targets LIST              the files to write, comma separated: linux, macos (default: both). The Linux
+                              files are written either way: their build checks the ids and gives the version.
+                              `--targets linux` skips the cross builds, for tests that check only the .deb
   --out DIR                   the output folder (default: dist)
   -h, --help                  this text
 
 Environment (used when the matching flag is not given; ids separated by spaces or commas):
-  RELEASE_EXTENSION_IDS, RELEASE_FIREFOX_EXTENSION_IDS, RELEASE_HOST_NAME
+  RELEASE_EXTENSION_IDS, RELEASE_FIREFOX_EXTENSION_IDS, RELEASE_HOST_NAME, RELEASE_TARGETS
   RELEASE_MAINTAINER          the .deb's Maintainer field (default: llm-cache-host developers <llm-cache-host@browserx.dev>)
-  SOURCE_DATE_EPOCH           the files' timestamps in both archives (default: the last commit's time)
+  SOURCE_DATE_EPOCH           the files' timestamps in the archives (default: the last commit's time)
 USAGE
 }
 
@@ -55,16 +63,18 @@ chrome_ids=()
 firefox_ids=()
 out=dist
 host_name=${RELEASE_HOST_NAME:-$DEFAULT_HOST_NAME}
+targets=${RELEASE_TARGETS:-linux,macos}
 while [ $# -gt 0 ]; do
   case "$1" in
     -h | --help) usage; exit 0 ;;
-    --extension-id | --firefox-extension-id | --out | --host-name)
+    --extension-id | --firefox-extension-id | --out | --host-name | --targets)
       [ $# -ge 2 ] && [ -n "$2" ] || fail "$1 needs a value (see --help)"
       case "$1" in
         --extension-id) chrome_ids+=("$2") ;;
         --firefox-extension-id) firefox_ids+=("$2") ;;
         --out) out=$2 ;;
         --host-name) host_name=$2 ;;
+        --targets) targets=$2 ;;
       esac
       shift 2
       ;;
@@ -97,10 +107,19 @@ for id in "${firefox_ids[@]}"; do
 done
 is_host_name "$host_name" || fail "\"$host_name\" is not a host name: $HOST_NAME_RULE"
 name=$(host_command "$host_name")
+macos=false
+for target in ${targets//,/ }; do
+  case "$target" in
+    linux) ;;
+    macos) macos=true ;;
+    *) fail "unknown target \"$target\" in --targets or RELEASE_TARGETS: the targets are linux and macos" ;;
+  esac
+done
 maintainer=${RELEASE_MAINTAINER:-llm-cache-host developers <llm-cache-host@browserx.dev>}
 for tool in cargo dpkg dpkg-deb dpkg-shlibdeps sha256sum tar gzip; do
   command -v "$tool" >/dev/null || fail "$tool is missing (dpkg-shlibdeps is in Debian's dpkg-dev package: apt-get install dpkg-dev)"
 done
+if "$macos"; then scripts/cross/macos.sh --check-setup; fi
 
 id_flags=()
 for id in "${chrome_ids[@]}"; do id_flags+=(--extension-id "$id"); done
@@ -124,7 +143,6 @@ baked=$("$binary" manifest --browser "$check_browser" --path "/usr/bin/$name" "$
 grep -qF "\"name\": \"$host_name\"," <<<"$baked" || fail "$binary was not built for $host_name: $baked"
 version=$("$binary" --version | sed -n 's/^llm-cache-host \(.*\)$/\1/p')
 [ -n "$version" ] || fail "$binary --version printed no version"
-arch=$(uname -m)
 deb_arch=$(dpkg --print-architecture)
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
 
@@ -133,21 +151,16 @@ out=$(cd "$out" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# Both archives list their files in name order, owned by root, with one timestamp, and gzip leaves
-# out its own, so the same commit gives the same bytes.
-archive() { # archive <dir> <output.tar.gz> <member>...
-  local dir=$1 output=$2
-  shift 2
-  tar -C "$dir" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" -cf - "$@" \
-    | gzip -n -9 >"$output"
-}
-
 # The tarball: one folder named like the file, so that extracting it beside other things is tidy.
-tar_name=$name-$version-$arch-linux
-mkdir -m 0755 "$work/$tar_name"
-install -m 0755 "$binary" "$work/$tar_name/$name"
-install -m 0644 README.md LICENSE LICENSE-MIT LICENSE-APACHE "$work/$tar_name/"
-archive "$work" "$out/$tar_name.tar.gz" "$tar_name"
+# The files are named as scripts/release-files.sh says, which the install page follows.
+case "$deb_arch" in
+  amd64) tarball_key=tarballX86_64 deb_key=debAmd64 ;;
+  arm64) tarball_key=tarballAarch64 deb_key=debArm64 ;;
+  *) fail "no release files are named for $deb_arch (scripts/release-files.sh)" ;;
+esac
+tarball=$(release_file "$tarball_key" "$name" "$version")
+release_tarball "$binary" "$name" "$out/$tarball"
+artifacts=("$tarball")
 
 # The .deb's tree, staged where dpkg-shlibdeps expects a package's files (debian/<package>/).
 root=$work/debian/$name
@@ -205,9 +218,22 @@ installed_size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
   true
 } >"$root/DEBIAN/control"
 chmod 0644 "$root/DEBIAN/control"
-deb=$out/${name}_${version}_$deb_arch.deb
+deb=$out/$(release_file "$deb_key" "$name" "$version")
 dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
+artifacts+=("$(basename "$deb")")
 
-(cd "$out" && sha256sum "$tar_name.tar.gz" "$(basename "$deb")" >SHA256SUMS)
+# macOS: one universal2 binary, cross-built with zig (scripts/cross/macos.sh says how), with the same host
+# name baked in. It stays in cargo's default target folder whatever the name: only the top crate is rebuilt
+# for another name, and target/universal2-apple-darwin is no default host anyone installs from.
+if "$macos"; then
+  if [ "$host_name" = "$DEFAULT_HOST_NAME" ]; then
+    macos_tarball=$(env -u LLM_CACHE_HOST_NAME scripts/cross/macos.sh --out "$out" --command "$name")
+  else
+    macos_tarball=$(LLM_CACHE_HOST_NAME=$host_name scripts/cross/macos.sh --out "$out" --command "$name")
+  fi
+  artifacts+=("$(basename "$macos_tarball")")
+fi
+
+(cd "$out" && sha256sum "${artifacts[@]}" >SHA256SUMS)
 echo "release.sh: wrote, in $out:"
-(cd "$out" && ls -l "$tar_name.tar.gz" "$(basename "$deb")" SHA256SUMS)
+(cd "$out" && ls -l "${artifacts[@]}" SHA256SUMS)

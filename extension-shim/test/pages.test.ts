@@ -46,15 +46,25 @@ describe("install steps", () => {
     assert.deepEqual(installWays({ os: "linux", arch: "aarch64", extensionId: id }).map((way) => way.title), ["Debian or Ubuntu (aarch64)", "Any Linux (aarch64)"]);
   });
 
-  it("on macOS and Windows: the binary's install for this id", () => {
-    assert.deepEqual(commands({ os: "mac" }), [`./llm-cache-host install --extension-id ${id}`]);
+  it("on macOS: the universal2 tarball, its quarantine mark cleared, unpacked, and its binary's install for this id", () => {
+    const folder = `llm-cache-host-${HOST_RELEASE}-universal2-macos`;
+    assert.deepEqual(commands({ os: "mac" }), [
+      `xattr -c ${folder}.tar.gz && tar xzf ${folder}.tar.gz && cd ${folder} && ./llm-cache-host install --extension-id ${id}`,
+      `xattr -c llm-cache-host && ./llm-cache-host install --extension-id ${id}`,
+    ]);
+    assert.deepEqual(titles("mac"), ["macOS (Intel or Apple silicon)"]);
+    assert.equal(words(installWays({ os: "mac", extensionId: id })[0]?.steps[1]), `If your browser unpacked it already, in Terminal, in the folder ${folder}:`);
+  });
+
+  it("on Windows: the zip, then the .exe double-clicked or its install for this id in PowerShell", () => {
     assert.deepEqual(commands({ os: "win" }), [`.\\llm-cache-host.exe install --extension-id ${id}`]);
+    assert.match(words(installWays({ os: "win", extensionId: id })[0]?.steps[0]) ?? "", new RegExp(`double-click llm-cache-host\\.exe, answer y, and give it this extension's id, ${id} `));
   });
 
   it("show building from source only when the developer asks for it", () => {
     assert.deepEqual(titles("linux"), ["Debian or Ubuntu (x86_64)", "Any Linux (x86_64)"]);
     assert.deepEqual(titles("linux", { showFromSource: true }), ["Debian or Ubuntu (x86_64)", "Any Linux (x86_64)", "From source (needs Rust)"]);
-    assert.deepEqual(commands({ os: "mac" }, { showFromSource: true })[1], `./install.sh --extension-id ${id}`);
+    assert.deepEqual(commands({ os: "mac" }, { showFromSource: true }).at(-1), `./install.sh --extension-id ${id}`);
     assert.deepEqual(commands({ os: "win" }, { showFromSource: true })[1],
       `cargo build --release; if ($?) { .\\target\\release\\llm-cache-host.exe install --extension-id ${id} }`);
     for (const os of ["linux", "mac", "win"]) {
@@ -67,8 +77,8 @@ describe("install steps", () => {
     const [deb, tarball] = installWays({ os: "linux", extensionId: id });
     assert.equal(words(deb?.steps[0]), `Ask this extension's developer for llm-cache-host_${HOST_RELEASE}_amd64.deb, then in its folder:`);
     assert.equal(words(tarball?.steps[0]), `Ask this extension's developer for llm-cache-host-${HOST_RELEASE}-x86_64-linux.tar.gz, then in its folder:`);
-    assert.equal(words(installWays({ os: "mac", extensionId: id })[0]?.steps[0]), "Ask this extension's developer for the macOS tarball of llm-cache-host and unpack it, then in its folder:");
-    assert.equal(words(installWays({ os: "win", extensionId: id })[0]?.steps[0]), "Ask this extension's developer for the zip of llm-cache-host.exe and unpack it, then in its folder, in PowerShell:");
+    assert.match(words(installWays({ os: "mac", extensionId: id })[0]?.steps[0]) ?? "", new RegExp(`^Ask this extension's developer for llm-cache-host-${HOST_RELEASE}-universal2-macos\\.tar\\.gz, then in Terminal, in its folder \\(xattr -c clears`));
+    assert.match(words(installWays({ os: "win", extensionId: id })[0]?.steps[0]) ?? "", new RegExp(`^Ask this extension's developer for llm-cache-host-${HOST_RELEASE}-x86_64-windows\\.zip and unpack it \\(right-click it, Extract All\\)\\.`));
     for (const os of ["linux", "mac", "win"]) assert.doesNotMatch(JSON.stringify(installWays({ os, extensionId: id })), /llm-cache-host release/, os);
   });
 
@@ -90,10 +100,11 @@ describe("install steps", () => {
     assert.equal(words(arm?.steps[0]), `Download [llm-cache-host_${HOST_RELEASE}_arm64.deb](https://mail.example/releases/latest), then in its folder:`);
     assert.equal(arm?.steps[0]?.command, `sudo apt install ./llm-cache-host_${HOST_RELEASE}_arm64.deb`);
     // A name with characters file names don't usually have is not put in a command.
-    assert.equal(words(installWays({ os: "win", extensionId: id }, { downloads })[0]?.steps[0]),
-      "Download [the zip of llm-cache-host.exe](https://mail.example/dl/mail%20cache.zip) and unpack it, then in its folder, in PowerShell:");
-    assert.equal(words(installWays({ os: "mac", extensionId: id }, { downloads })[0]?.steps[0]),
-      "Download [mail-cache-macos.tar.gz](https://mail.example/dl/mail-cache-macos.tar.gz) and unpack it, then in its folder:");
+    assert.match(words(installWays({ os: "win", extensionId: id }, { downloads })[0]?.steps[0]) ?? "",
+      new RegExp(`^Download \\[llm-cache-host-${HOST_RELEASE}-x86_64-windows\\.zip\\]\\(https://mail\\.example/dl/mail%20cache\\.zip\\) and unpack it`));
+    const mac = installWays({ os: "mac", extensionId: id }, { downloads })[0];
+    assert.match(words(mac?.steps[0]) ?? "", /^Download \[mail-cache-macos\.tar\.gz\]\(https:\/\/mail\.example\/dl\/mail-cache-macos\.tar\.gz\), then in Terminal/);
+    assert.equal(mac?.steps[0]?.command, `xattr -c mail-cache-macos.tar.gz && tar xzf mail-cache-macos.tar.gz && cd mail-cache-macos && ./llm-cache-host install --extension-id ${id}`);
   });
 
   it("in Firefox, with the add-on id's own flag", () => {
@@ -111,7 +122,12 @@ describe("install steps", () => {
       `tar xzf mail-cache-${HOST_RELEASE}-x86_64-linux.tar.gz && cd mail-cache-${HOST_RELEASE}-x86_64-linux && ./mail-cache install ${args}`,
       `./install.sh ${args}`,
     ]);
-    assert.deepEqual(ways("mac"), [`./mail-cache install ${args}`, `./install.sh ${args}`]);
+    const macFolder = `mail-cache-${HOST_RELEASE}-universal2-macos`;
+    assert.deepEqual(ways("mac"), [
+      `xattr -c ${macFolder}.tar.gz && tar xzf ${macFolder}.tar.gz && cd ${macFolder} && ./mail-cache install ${args}`,
+      `xattr -c mail-cache && ./mail-cache install ${args}`,
+      `./install.sh ${args}`,
+    ]);
     assert.deepEqual(ways("win"), [
       `.\\mail-cache.exe install ${args}`,
       `cargo build --release; if ($?) { .\\target\\release\\llm-cache-host.exe install ${args} }`,
@@ -120,7 +136,8 @@ describe("install steps", () => {
     const [deb, tarball] = installWays({ os: "linux", arch: "arm64", extensionId: id }, { hostName });
     assert.equal(words(deb?.steps[0]), `Ask this extension's developer for mail-cache_${HOST_RELEASE}_arm64.deb, then in its folder:`);
     assert.equal(words(tarball?.steps[0]), `Ask this extension's developer for mail-cache-${HOST_RELEASE}-aarch64-linux.tar.gz, then in its folder:`);
-    assert.equal(words(installWays({ os: "win", extensionId: id }, { hostName })[0]?.steps[0]), "Ask this extension's developer for the zip of mail-cache.exe and unpack it, then in its folder, in PowerShell:");
+    assert.match(words(installWays({ os: "win", extensionId: id }, { hostName })[0]?.steps[0]) ?? "",
+      new RegExp(`^Ask this extension's developer for mail-cache-${HOST_RELEASE}-x86_64-windows\\.zip and unpack it \\(right-click it, Extract All\\)\\. In the unpacked folder, double-click mail-cache\\.exe,`));
     // The default host's commands name no host.
     assert.ok(commands({ os: "linux" }, { showFromSource: true }).every((command) => !command.includes("--host-name")));
   });

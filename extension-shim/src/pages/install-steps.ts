@@ -10,6 +10,7 @@
 import { browserOf, hostCommand, hostNameArgument, idArguments, shellOf, shellWord, sourceInstallCommand, type BrowserFamily } from "../install-command.js";
 import { NATIVE_HOST_NAME } from "../protocol.js";
 import type { Downloads, PagesConfig } from "./config.js";
+import { releaseFile, tarballFolder } from "./release-files.js";
 
 export type { BrowserFamily } from "../install-command.js";
 
@@ -88,10 +89,9 @@ export function installWays(machine: Machine, config: PagesConfig = {}, version 
   switch (os) {
     case "linux": {
       const arch = LINUX_ARCHES[machine.arch === "arm64" || machine.arch === "aarch64" ? "arm64" : "x86_64"];
-      const deb = fileName(downloads[arch.deb], ".deb", `${name}_${version}_${arch.debian}.deb`);
-      const tarball = fileName(downloads[arch.tarball], ".tar.gz", `${name}-${version}-${arch.uname}-linux.tar.gz`);
-      // The release's tarball holds one folder of its own name (scripts/release.sh).
-      const folder = tarball.slice(0, -".tar.gz".length);
+      const deb = fileName(downloads[arch.deb], ".deb", releaseFile(arch.deb, version, name));
+      const tarball = fileName(downloads[arch.tarball], ".tar.gz", releaseFile(arch.tarball, version, name));
+      const folder = tarballFolder(tarball);
       return [
         {
           title: `Debian or Ubuntu (${arch.uname})`,
@@ -115,32 +115,51 @@ export function installWays(machine: Machine, config: PagesConfig = {}, version 
         ...fromSource,
       ];
     }
-    case "mac":
+    case "mac": {
+      // One universal2 binary serves Intel and Apple silicon Macs. It is signed ad hoc, not notarized by Apple,
+      // so macOS refuses to run it while it carries the quarantine mark a browser puts on what it downloads,
+      // which tar and Archive Utility pass on to what they unpack: `xattr -c` clears it (and fails on no file).
+      const tarball = fileName(downloads.macosTarball, ".tar.gz", releaseFile("macosTarball", version, name));
+      const folder = tarballFolder(tarball);
       return [
         {
-          title: "macOS",
+          title: "macOS (Intel or Apple silicon)",
           steps: [
             {
-              words: [...get(downloads.macosTarball, fileName(downloads.macosTarball, ".tar.gz", `the macOS tarball of ${name}`)), " and unpack it, then in its folder:"],
-              command: register(`./${name}`),
+              words: [
+                ...get(downloads.macosTarball, tarball),
+                ", then in Terminal, in its folder (xattr -c clears the quarantine mark your browser put on the download: macOS won't run a program Apple hasn't notarized while it has that mark):",
+              ],
+              command: `xattr -c ${shellWord(tarball, shell)} && tar xzf ${shellWord(tarball, shell)} && cd ${shellWord(folder, shell)} && ${register(`./${name}`)}`,
+            },
+            {
+              words: [`If your browser unpacked it already, in Terminal, in the folder ${folder}:`],
+              command: `xattr -c ${name} && ${register(`./${name}`)}`,
             },
           ],
         },
         ...fromSource,
       ];
-    case "win":
+    }
+    case "win": {
+      // The zip's files are at its top, so that Extract All's folder, named like the zip, holds the .exe.
+      const zip = fileName(downloads.windowsZip, ".zip", releaseFile("windowsZip", version, name));
       return [
         {
           title: "Windows",
           steps: [
             {
-              words: [...get(downloads.windowsZip, fileName(downloads.windowsZip, ".zip", `the zip of ${name}.exe`)), " and unpack it, then in its folder, in PowerShell:"],
+              words: [
+                ...get(downloads.windowsZip, zip),
+                ` and unpack it (right-click it, Extract All). In the unpacked folder, double-click ${name}.exe, answer y, and give it this extension's id, ${extensionId} (if Windows says it protected your PC: More info, Run anyway). Or, in PowerShell in that folder:`,
+              ],
               command: register(`.\\${name}.exe`),
             },
           ],
         },
         ...fromSource,
       ];
+    }
     default:
       return [];
   }
