@@ -329,6 +329,8 @@ fn create_file(path: &Path, mode: u32) -> io::Result<File> {
 fn create_dirs(dir: &Path, mode: u32, created: &mut Vec<PathBuf>) -> io::Result<()> {
     let missing: Vec<&Path> = dir.ancestors().take_while(|d| !d.as_os_str().is_empty() && !d.exists()).collect();
     for dir in missing.into_iter().rev() {
+        // Only Unix sets a mode on the builder; elsewhere it is used as made.
+        #[cfg_attr(not(unix), allow(unused_mut))]
         let mut builder = std::fs::DirBuilder::new();
         #[cfg(unix)]
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, mode);
