@@ -400,10 +400,14 @@ mod tests {
             ["chromium"],
             "sandboxed builds skipped"
         );
+        // A folder that is absolute on the machine running the test: the profile's folder is made
+        // absolute by that machine's rules, as it is where that machine's browser is started.
+        let profile = std::env::temp_dir().join("p");
         let mut profile_only = none.clone();
-        profile_only.user_data_dirs = vec!["/tmp/p".into()];
+        profile_only.user_data_dirs = vec![profile.clone()];
         let targets = selected_targets(&profile_only, &linux, Path::new("/b"), &found).unwrap();
-        assert_eq!(targets.iter().map(|t| t.label.as_str()).collect::<Vec<_>>(), ["profile /tmp/p"]);
+        let label = format!("profile {}", profile.display());
+        assert_eq!(targets.iter().map(|t| t.label.as_str()).collect::<Vec<_>>(), [label.as_str()]);
         let windows = Platform::new(Os::Windows, &[("LOCALAPPDATA", "C:/L")]);
         assert!(selected_targets(&profile_only, &windows, Path::new("C:/b"), &[]).unwrap_err().0.contains("registry"));
     }
