@@ -16,6 +16,7 @@
 //!   someone else's folders, and the warnings about folders on the way that others can write.
 //! - [`policy`]: enterprise policies that block hosts.
 //! - [`registry`]: the Windows registry through `reg.exe`.
+//! - `windows` (Windows only): removing the running binary, and telling a double-click's console.
 
 pub mod allowed;
 pub mod browsers;
@@ -31,6 +32,8 @@ pub mod record;
 pub mod registry;
 pub mod uninstall;
 pub mod welcome;
+#[cfg(windows)]
+mod windows;
 
 use std::fmt;
 use std::fs::{File, OpenOptions};
