@@ -3,7 +3,9 @@
 #   dist/llm-cache-host-<version>-<arch>-linux.tar.gz   the binary, README.md and the license files
 #   dist/llm-cache-host_<version>_<debian arch>.deb      the binary at /usr/bin/llm-cache-host and every
 #                                                        browser's system-wide host manifest
-#   dist/SHA256SUMS                                      both files' checksums, for `sha256sum -c`
+#   dist/llm-cache-host-<version>-x86_64-windows.zip     the Windows .exe, README.md and the licenses
+#                                                        (scripts/cross/windows.sh)
+#   dist/SHA256SUMS                                      every file's checksum, for `sha256sum -c`
 # The manifests in the .deb are printed by the binary itself (`llm-cache-host manifest`), so they are
 # exactly what `llm-cache-host install` writes. Run scripts/release.sh --help for the options.
 set -euo pipefail
@@ -19,7 +21,10 @@ Builds target/release/llm-cache-host (cargo build --release --locked), then writ
   llm-cache-host-<version>-<arch>-linux.tar.gz   llm-cache-host, README.md, LICENSE, LICENSE-MIT, LICENSE-APACHE
   llm-cache-host_<version>_<debian arch>.deb     /usr/bin/llm-cache-host and the host manifest for Chrome, Chromium,
                                                  Edge, Brave, Vivaldi and Firefox, system-wide
-  SHA256SUMS                                     checksums of both (check with: cd dist && sha256sum -c SHA256SUMS)
+  llm-cache-host-<version>-x86_64-windows.zip    llm-cache-host.exe (Windows x86_64, self-installing), README.md and
+                                                 the licenses (scripts/cross/windows.sh; needs gcc-mingw-w64-x86-64
+                                                 and `rustup target add x86_64-pc-windows-gnu`)
+  SHA256SUMS                                     checksums of them all (check with: cd dist && sha256sum -c SHA256SUMS)
 
 Options:
   --extension-id ID           a Chrome extension id the .deb's manifests allow (repeatable); default: the demo
@@ -182,6 +187,9 @@ chmod 0644 "$root/DEBIAN/control"
 deb=$out/llm-cache-host_${version}_$deb_arch.deb
 dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
 
-(cd "$out" && sha256sum "$tar_name.tar.gz" "$(basename "$deb")" >SHA256SUMS)
+# Windows x86_64: the zip with the self-installing .exe (mingw-w64; the script says what to install).
+windows_zip=$(scripts/cross/windows.sh "$out" | tail -n 1)
+
+(cd "$out" && sha256sum "$tar_name.tar.gz" "$(basename "$deb")" "$windows_zip" >SHA256SUMS)
 echo "release.sh: wrote, in $out:"
-(cd "$out" && ls -l "$tar_name.tar.gz" "$(basename "$deb")" SHA256SUMS)
+(cd "$out" && ls -l "$tar_name.tar.gz" "$(basename "$deb")" "$windows_zip" SHA256SUMS)
