@@ -4,6 +4,8 @@
 #   dist/llm-cache-host-<version>-universal2-macos.tar.gz  the same for macOS (scripts/cross/macos.sh)
 #   dist/llm-cache-host_<version>_<debian arch>.deb      the binary at /usr/bin/llm-cache-host and every
 #                                                        browser's system-wide host manifest
+#   dist/llm-cache-host-<version>-x86_64-windows.zip     the Windows .exe, README.md and the licenses
+#                                                        (scripts/cross/windows.sh)
 #   dist/SHA256SUMS                                      every file's checksum, for `sha256sum -c`
 # With --host-name com.example.mail_cache the names are the developer's: each binary is built with that
 # host name baked in (LLM_CACHE_HOST_NAME), and the command, package and files are mail-cache.
@@ -26,6 +28,9 @@ Builds target/release/llm-cache-host (cargo build --release --locked), then writ
                                                  Edge, Brave, Vivaldi and Firefox, system-wide
   llm-cache-host-<version>-universal2-macos.tar.gz   the same for macOS 11 and later, Intel and Apple silicon
                                                  (scripts/cross/macos.sh; one-time setup: scripts/cross/setup-macos.sh)
+  llm-cache-host-<version>-x86_64-windows.zip    llm-cache-host.exe (Windows x86_64, self-installing), README.md and
+                                                 the licenses (scripts/cross/windows.sh; needs gcc-mingw-w64-x86-64
+                                                 and `rustup target add x86_64-pc-windows-gnu`)
   SHA256SUMS                                     checksums of them all (check with: cd dist && sha256sum -c SHA256SUMS)
 
 Options:
@@ -40,7 +45,7 @@ Options:
                               With ids of one kind only, the .deb registers the host with those browsers
                               only. With neither, the demo's: extension-shim/demo/EXTENSION_ID.txt and the
                               gecko id in extension-shim/demo/manifest.firefox.json
-  --targets LIST              the files to write, comma separated: linux, macos (default: both). The Linux
+  --targets LIST              the files to write, comma separated: linux, macos, windows (default: all). The Linux
                               files are written either way: their build checks the ids and gives the version.
                               `--targets linux` skips the cross builds, for tests that check only the .deb
   --out DIR                   the output folder (default: dist)
@@ -63,7 +68,7 @@ chrome_ids=()
 firefox_ids=()
 out=dist
 host_name=${RELEASE_HOST_NAME:-$DEFAULT_HOST_NAME}
-targets=${RELEASE_TARGETS:-linux,macos}
+targets=${RELEASE_TARGETS:-linux,macos,windows}
 while [ $# -gt 0 ]; do
   case "$1" in
     -h | --help) usage; exit 0 ;;
@@ -108,11 +113,13 @@ done
 is_host_name "$host_name" || fail "\"$host_name\" is not a host name: $HOST_NAME_RULE"
 name=$(host_command "$host_name")
 macos=false
+windows=false
 for target in ${targets//,/ }; do
   case "$target" in
     linux) ;;
     macos) macos=true ;;
-    *) fail "unknown target \"$target\" in --targets or RELEASE_TARGETS: the targets are linux and macos" ;;
+    windows) windows=true ;;
+    *) fail "unknown target \"$target\" in --targets or RELEASE_TARGETS: the targets are linux, macos and windows" ;;
   esac
 done
 maintainer=${RELEASE_MAINTAINER:-llm-cache-host developers <llm-cache-host@browserx.dev>}
@@ -232,6 +239,17 @@ if "$macos"; then
     macos_tarball=$(LLM_CACHE_HOST_NAME=$host_name scripts/cross/macos.sh --out "$out" --command "$name")
   fi
   artifacts+=("$(basename "$macos_tarball")")
+fi
+
+# Windows x86_64: the zip with the self-installing .exe (mingw-w64; the script says what to install), with the
+# same host name baked in, in cargo's default target folder like macOS.
+if "$windows"; then
+  if [ "$host_name" = "$DEFAULT_HOST_NAME" ]; then
+    windows_zip=$(env -u LLM_CACHE_HOST_NAME scripts/cross/windows.sh "$out" "$name" | tail -n 1)
+  else
+    windows_zip=$(LLM_CACHE_HOST_NAME=$host_name scripts/cross/windows.sh "$out" "$name" | tail -n 1)
+  fi
+  artifacts+=("$windows_zip")
 fi
 
 (cd "$out" && sha256sum "${artifacts[@]}" >SHA256SUMS)

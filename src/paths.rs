@@ -50,12 +50,19 @@ pub fn data_dir_for(os: Os, folder: &str, var: impl Fn(&str) -> Option<OsString>
     }
     let base = match os {
         Os::Linux => set("XDG_DATA_HOME")
-            .filter(|dir| dir.is_absolute())
+            .filter(|dir| is_linux_absolute(dir))
             .or_else(|| set("HOME").map(|home| home.join(".local").join("share")))?,
         Os::MacOs => set("HOME")?.join("Library").join("Application Support"),
         Os::Windows => set("LOCALAPPDATA")?,
     };
     Some(base.join(folder))
+}
+
+/// Whether `path` is absolute by Linux's rule: it starts at the root. On Linux this is
+/// `Path::is_absolute`; Windows' rule also wants a drive, and tests describe a Linux machine on
+/// Windows too.
+pub fn is_linux_absolute(path: &Path) -> bool {
+    path.has_root()
 }
 
 /// The data directory of this process, for the host it is ([`HostName::current`]).

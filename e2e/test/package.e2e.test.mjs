@@ -146,6 +146,7 @@ describe("release artifacts from scripts/release.sh, installed for real", { time
       const files = (state.files = fs.readdirSync(state.out).sort());
       state.deb = files.find((name) => name.endsWith(".deb"));
       state.tarball = files.find((name) => name.endsWith("-linux.tar.gz"));
+      state.windowsZip = files.find((name) => name.endsWith("-windows.zip"));
     },
     { timeout: RELEASE_TIMEOUT_MS + 60_000 },
   );
@@ -158,12 +159,14 @@ describe("release artifacts from scripts/release.sh, installed for real", { time
     if (state.out) fs.rmSync(state.out, { recursive: true, force: true });
   });
 
-  it("writes the tarball and the .deb, named by version and architecture, with SHA256SUMS that sha256sum -c accepts", () => {
+  it("writes the tarball, the .deb and the Windows zip, named by version and architecture, with SHA256SUMS that sha256sum -c accepts", () => {
     const version = JSON.parse(run("cargo", ["metadata", "--no-deps", "--format-version", "1", "--manifest-path", path.join(REPO_DIR, "Cargo.toml")]))
       .packages.find((p) => p.name === PACKAGE).version;
     const debArch = run("dpkg", ["--print-architecture"]).trim();
     assert.equal(state.tarball, `llm-cache-host-${version}-${os.machine()}-linux.tar.gz`, state.releaseOutput);
     assert.equal(state.deb, `llm-cache-host_${version}_${debArch}.deb`, state.releaseOutput);
+    // The Windows zip's .exe is checked under Wine by scripts/cross/test-windows.sh; here, its name and sum.
+    assert.equal(state.windowsZip, `llm-cache-host-${version}-x86_64-windows.zip`, state.releaseOutput);
     const sums = fs.readFileSync(path.join(state.out, "SHA256SUMS"), "utf8");
     // One SHA256SUMS for every file the release writes, the other OSes' included.
     assert.ok(state.files.includes(`llm-cache-host-${version}-universal2-macos.tar.gz`), state.files.join(" "));

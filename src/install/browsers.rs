@@ -224,13 +224,15 @@ impl Platform {
 
     /// Linux: `$XDG_CONFIG_HOME` if absolute, else `~/.config` (Chromium's rule for its user data).
     pub fn config_home(&self) -> Option<PathBuf> {
-        self.var("XDG_CONFIG_HOME").filter(|dir| dir.is_absolute()).or_else(|| Some(self.home()?.join(".config")))
+        self.var("XDG_CONFIG_HOME")
+            .filter(|dir| paths::is_linux_absolute(dir))
+            .or_else(|| Some(self.home()?.join(".config")))
     }
 
     /// Linux: `$XDG_DATA_HOME` if absolute, else `~/.local/share`.
     pub fn data_home(&self) -> Option<PathBuf> {
         self.var("XDG_DATA_HOME")
-            .filter(|dir| dir.is_absolute())
+            .filter(|dir| paths::is_linux_absolute(dir))
             .or_else(|| Some(self.home()?.join(".local").join("share")))
     }
 
@@ -397,7 +399,9 @@ pub fn detect(browser: Browser, platform: &Platform, exists: &dyn Fn(&Path) -> b
             };
             builds.extend(native.iter().map(PathBuf::from).filter(|p| exists(p)).map(Build::Native));
             if let Some(snap) = snap_name(browser) {
-                let path = Path::new("/snap/bin").join(snap);
+                // Written whole with Linux's separator, as the warning shows it (also when tests
+                // describe Linux on Windows, whose `join` would add a backslash).
+                let path = PathBuf::from(format!("/snap/bin/{snap}"));
                 if exists(&path) {
                     builds.push(Build::Snap(path));
                 }
@@ -503,9 +507,11 @@ mod tests {
 
     const NAME: &str = "com.browserx.llm_cache.json";
 
-    fn user(os: Os, vars: &[(&str, &str)], browser: Browser) -> String {
+    /// The manifest's path, compared as a path: where tests describe Linux or macOS on Windows, `join`
+    /// puts Windows' separator between the parts, and paths compare equal with either separator.
+    fn user(os: Os, vars: &[(&str, &str)], browser: Browser) -> PathBuf {
         let platform = Platform::new(os, vars);
-        manifest_location(browser, Scope::User, &platform, Path::new("/base")).unwrap().to_string()
+        manifest_location(browser, Scope::User, &platform, Path::new("/base")).unwrap().manifest().to_owned()
     }
 
     #[test]
@@ -520,16 +526,18 @@ mod tests {
             (Browser::Firefox, "/home/u/.mozilla/native-messaging-hosts"),
         ];
         for (browser, dir) in cases {
-            assert_eq!(user(Os::Linux, &home, browser), format!("{dir}/{NAME}"), "{browser}");
+            assert_eq!(user(Os::Linux, &home, browser), PathBuf::from(format!("{dir}/{NAME}")), "{browser}");
         }
         // Chromium browsers follow XDG_CONFIG_HOME (if absolute); Firefox stays in ~/.mozilla.
         let xdg = [("HOME", "/home/u"), ("XDG_CONFIG_HOME", "/cfg")];
-        assert_eq!(user(Os::Linux, &xdg, Browser::Chromium), format!("/cfg/chromium/NativeMessagingHosts/{NAME}"));
-        assert_eq!(user(Os::Linux, &xdg, Browser::Firefox), format!("/home/u/.mozilla/native-messaging-hosts/{NAME}"));
+        let chromium = format!("/cfg/chromium/NativeMessagingHosts/{NAME}");
+        assert_eq!(user(Os::Linux, &xdg, Browser::Chromium), PathBuf::from(chromium));
+        let firefox = format!("/home/u/.mozilla/native-messaging-hosts/{NAME}");
+        assert_eq!(user(Os::Linux, &xdg, Browser::Firefox), PathBuf::from(firefox));
         let relative = [("HOME", "/home/u"), ("XDG_CONFIG_HOME", "cfg")];
         assert_eq!(
             user(Os::Linux, &relative, Browser::Chrome),
-            format!("/home/u/.config/google-chrome/NativeMessagingHosts/{NAME}")
+            PathBuf::from(format!("/home/u/.config/google-chrome/NativeMessagingHosts/{NAME}"))
         );
     }
 
@@ -546,7 +554,7 @@ mod tests {
             (Browser::Firefox, "Mozilla/NativeMessagingHosts"),
         ];
         for (browser, dir) in cases {
-            assert_eq!(user(Os::MacOs, &home, browser), format!("{support}/{dir}/{NAME}"), "{browser}");
+            assert_eq!(user(Os::MacOs, &home, browser), PathBuf::from(format!("{support}/{dir}/{NAME}")), "{browser}");
         }
     }
 
@@ -555,7 +563,7 @@ mod tests {
         let platform = Platform::new(Os::Linux, &[]);
         let system = |os: Os, browser| {
             let platform = Platform { os, ..platform.clone() };
-            manifest_location(browser, Scope::System, &platform, Path::new("/base")).unwrap().to_string()
+            manifest_location(browser, Scope::System, &platform, Path::new("/base")).unwrap().manifest().to_owned()
         };
         let cases = [
             (Os::Linux, Browser::Chrome, "/etc/opt/chrome/native-messaging-hosts"),
@@ -572,7 +580,7 @@ mod tests {
             (Os::MacOs, Browser::Firefox, "/Library/Application Support/Mozilla/NativeMessagingHosts"),
         ];
         for (os, browser, dir) in cases {
-            assert_eq!(system(os, browser), format!("{dir}/{NAME}"), "{os:?} {browser}");
+            assert_eq!(system(os, browser), PathBuf::from(format!("{dir}/{NAME}")), "{os:?} {browser}");
         }
     }
 

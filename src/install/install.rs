@@ -173,6 +173,9 @@ fn link_command(
         created.into_iter().for_each(|dir| record.add_created_dir(dir));
         record.link = Some(link.clone());
     }
+    // Windows has no command link (`command_link` gives none there), so nothing is created or recorded.
+    #[cfg(not(unix))]
+    let _ = (scope, record);
     let on_path = platform.var("PATH").is_some_and(|path| std::env::split_paths(&path).any(|entry| entry == dir));
     if on_path {
         say(out, format!("OK   command: {name} ({} -> {full})", link.display()));

@@ -72,8 +72,17 @@ pub fn uninstall(
         }
     }
     if let Some(binary) = record.binary.take() {
-        match remove_file(&binary) {
-            Ok(()) => say(out, format!("OK   removed the host binary {}", binary.display())),
+        match remove_binary(&binary) {
+            Ok(None) => say(out, format!("OK   removed the host binary {}", binary.display())),
+            Ok(Some(moved)) => say(
+                out,
+                format!(
+                    "OK   removed the host binary {} (it is this program, so Windows keeps the file until it exits: \
+                     moved to {}, deleted then)",
+                    binary.display(),
+                    moved.display()
+                ),
+            ),
             Err(error) => {
                 let why = format!("can't remove {}: {error}", binary.display());
                 say(out, format!("FAIL {why}"));
@@ -267,6 +276,17 @@ fn remove_target(location: &Location, os: Os) -> Result<(), String> {
     }
     let manifest = location.manifest();
     remove_file(manifest).map_err(|error| format!("can't remove {}: {error}", manifest.display()))
+}
+
+/// Removes the installed binary. On Windows, when it is the program running (`uninstall` typed as
+/// the installed command), Windows won't delete it yet: it is moved away and deleted once this
+/// program exits, and the place it went is returned.
+fn remove_binary(binary: &Path) -> io::Result<Option<PathBuf>> {
+    #[cfg(windows)]
+    if super::windows::is_running_binary(binary) {
+        return super::windows::remove_running_binary(binary).map(Some);
+    }
+    remove_file(binary).map(|()| None)
 }
 
 /// Removes a file; one that is gone already counts as removed.

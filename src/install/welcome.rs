@@ -274,7 +274,22 @@ fn read_answer(input: &mut dyn BufRead) -> io::Result<Option<String>> {
 /// Runs the whole exchange at a terminal: the explanation, the question and, if the answer is yes,
 /// the `install` command itself. With a system-wide install here nothing is offered: this user's
 /// manifests would hide it from their browsers.
+///
+/// On Windows, a double-clicked binary gets a console window of its own that closes the moment it
+/// exits, taking the answer with it: there it waits for Enter before returning.
 pub fn run(program: &str) -> ExitCode {
+    let code = exchange(program);
+    #[cfg(windows)]
+    if super::windows::console_is_own() {
+        print!("\nPress Enter to close this window.");
+        let _ = io::stdout().flush();
+        let _ = read_answer(&mut io::stdin().lock());
+    }
+    code
+}
+
+/// [`run`]'s exchange itself.
+fn exchange(program: &str) -> ExitCode {
     let platform = Platform::current();
     let installed = installed(&platform);
     let mut out = io::stdout().lock();
