@@ -34,14 +34,14 @@ version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
 
 mkdir -p "$out"
-folder=$name-$version-x86_64-windows
+zip_base=$name-$version-x86_64-windows
 # Python's zipfile writes the members in the order given, each with the one timestamp and fixed
 # permissions, so the same commit gives the same bytes (zip(1) would take the files' own times and
 # the local time zone).
-python3 - "$out/$folder.zip" "$folder" "$binary" "$name.exe" README.md LICENSE LICENSE-MIT LICENSE-APACHE <<'PY'
+python3 - "$out/$zip_base.zip" "$binary" "$name.exe" README.md LICENSE LICENSE-MIT LICENSE-APACHE <<'PY'
 import os, sys, time, zipfile
 
-zip_path, folder, binary, exe_name, *docs = sys.argv[1:]
+zip_path, binary, exe_name, *docs = sys.argv[1:]
 # A zip's timestamps are DOS times (from 1980, two-second steps), in no time zone: UTC here.
 stamp = time.gmtime(max(int(os.environ["SOURCE_DATE_EPOCH"]), 315532800))[:6]
 members = [(binary, exe_name, 0o755)] + [(doc, doc, 0o644) for doc in docs]
@@ -55,4 +55,4 @@ with zipfile.ZipFile(zip_path + ".partial", "w", zipfile.ZIP_DEFLATED, compressl
             archive.writestr(info, data.read(), compresslevel=9)
 os.replace(zip_path + ".partial", zip_path)
 PY
-echo "$folder.zip"
+echo "$zip_base.zip"
