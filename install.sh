@@ -28,12 +28,17 @@ Options (passed to `llm-cache-host install`):
   --firefox-extension-id ID   a Firefox add-on id to allow (repeatable); default: llm-cache-demo@browserx.dev
   --system                    register for every user (system folders; needs root)
   --user-data-dir DIR         also register with a Chromium started with --user-data-dir=DIR (repeatable)
+  --host-name NAME            register the host under your own name, e.g. com.example.mail_cache: its
+                              manifests are NAME.json, its data directory and install folder are named NAME,
+                              its command is the last part with _ as - (mail-cache); default:
+                              com.browserx.llm_cache (docs/distributing.md)
   -h, --help                  this text
 
 Afterwards:
   llm-cache-host doctor       checks every step a browser takes to start the host (same options)
   llm-cache-host uninstall    removes exactly what install wrote (add --system for a system install)
-Both are the installed binary's commands; `llm-cache-host install --help` lists every browser's folders.
+Both are the installed binary's commands (with --host-name, its own command: mail-cache doctor);
+`llm-cache-host install --help` lists every browser's folders.
 USAGE
 }
 
@@ -51,7 +56,7 @@ while [ $i -lt ${#args[@]} ]; do
   case "$arg" in
     -h | --help) usage; exit 0 ;;
     --system) system=true ;;
-    --browser | --extension-id | --firefox-extension-id | --user-data-dir)
+    --browser | --extension-id | --firefox-extension-id | --user-data-dir | --host-name)
       i=$((i + 1))
       # A word starting with -- is the next option, not a value; except that a Firefox add-on id may
       # start with - (--x@y is one), and the binary takes the word after its flag as the id whatever it is.
@@ -68,8 +73,10 @@ while [ $i -lt ${#args[@]} ]; do
           is_chrome_extension_id "$value" || fail "--extension-id $value: $CHROME_ID_RULE" ;;
         --firefox-extension-id)
           is_firefox_extension_id "$value" || fail "--firefox-extension-id $value: $FIREFOX_ID_RULE" ;;
+        --host-name)
+          is_host_name "$value" || fail "--host-name $value: $HOST_NAME_RULE" ;;
       esac ;;
-    --browser=* | --extension-id=* | --firefox-extension-id=* | --user-data-dir=*) ;;
+    --browser=* | --extension-id=* | --firefox-extension-id=* | --user-data-dir=* | --host-name=*) ;;
     *) fail "unknown option $arg" ;;
   esac
   i=$((i + 1))

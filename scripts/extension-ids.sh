@@ -1,7 +1,7 @@
 # shellcheck shell=bash
-# The extension id rules for the shell scripts (install.sh, scripts/release.sh), which check ids before
-# they build so that a typo costs a second rather than a build. The binary checks them again by the same
-# rules (src/install/manifest.rs); both follow the browsers' own.
+# The extension id and host name rules for the shell scripts (install.sh, scripts/release.sh), which
+# check them before they build so that a typo costs a second rather than a build. The binary checks them
+# again by the same rules (src/install/manifest.rs, src/host_name.rs); both follow the browsers' own.
 
 # A Chrome extension id: 32 letters from a to p, as chrome://extensions shows it.
 CHROME_ID_RULE="a Chrome extension id is 32 letters from a to p, as chrome://extensions shows it"
@@ -17,4 +17,25 @@ is_firefox_extension_id() {
   local hex='[0-9A-Fa-f]' word='[0-9A-Za-z._-]'
   [ ${#1} -le 255 ] &&
     [[ $1 =~ ^(\{$hex{8}-$hex{4}-$hex{4}-$hex{4}-$hex{12}\}|$word*@$word+)$ ]]
+}
+
+# A host name (src/host_name.rs): Chrome's rule (lowercase letters, digits, '_' and '.', no '.' at
+# either end, no '..'), and here also at least one '.', at most 128 characters, and a last part of two
+# characters or more that starts with a letter or digit, since it names the command and the package.
+HOST_NAME_RULE="a host name is lowercase letters, digits, '_' and '.', with no '.' at either end and no '..', at least one '.', at most 128 characters, and a last part (which names the command) of at least 2 characters starting with a letter or digit, e.g. com.example.mail_cache"
+DEFAULT_HOST_NAME=com.browserx.llm_cache
+is_host_name() {
+  [ ${#1} -le 128 ] && [[ $1 =~ ^[a-z0-9_]+(\.[a-z0-9_]+)*\.[a-z0-9][a-z0-9_]+$ ]] &&
+    { [ "$1" = "$DEFAULT_HOST_NAME" ] || [ "$(host_command "$1")" != llm-cache-host ]; }
+}
+
+# The command, Debian package and tarball name of a host: llm-cache-host for the default host, else
+# the host name's last part with '_' turned into '-' (com.example.mail_cache: mail-cache).
+host_command() {
+  if [ "$1" = "$DEFAULT_HOST_NAME" ]; then
+    echo llm-cache-host
+  else
+    local last=${1##*.}
+    echo "${last//_/-}"
+  fi
 }

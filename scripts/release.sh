@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# Builds the release binary and the Linux artifacts people install it from, in one go:
+# Builds the release binary and the artifacts people install it from, in one go:
 #   dist/llm-cache-host-<version>-<arch>-linux.tar.gz   the binary, README.md and the license files
+#   dist/llm-cache-host-<version>-universal2-macos.tar.gz  the same for macOS (scripts/cross/macos.sh)
 #   dist/llm-cache-host_<version>_<debian arch>.deb      the binary at /usr/bin/llm-cache-host and every
 #                                                        browser's system-wide host manifest
 #   dist/llm-cache-host-<version>-aarch64-linux.tar.gz  the same two for Linux arm64, cross-built
 #   dist/llm-cache-host_<version>_arm64.deb              (scripts/cross/linux-arm64.sh)
+#   dist/llm-cache-host-<version>-x86_64-windows.zip     the Windows .exe, README.md and the licenses
+#                                                        (scripts/cross/windows.sh)
 #   dist/SHA256SUMS                                      every file's checksum, for `sha256sum -c`
+# With --host-name com.example.mail_cache the names are the developer's: each binary is built with that
+# host name baked in (LLM_CACHE_HOST_NAME), and the command, package and files are mail-cache.
 # The manifests in the .deb are printed by the binary itself (`llm-cache-host manifest`), so they are
 # exactly what `llm-cache-host install` writes. Run scripts/release.sh --help for the options.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/extension-ids.sh
 . scripts/extension-ids.sh
+# shellcheck source=scripts/release-files.sh
+. scripts/release-files.sh
 # shellcheck source=scripts/cross/linux-arm64.sh
 . scripts/cross/linux-arm64.sh
 
@@ -24,21 +31,37 @@ Builds target/release/llm-cache-host (cargo build --release --locked), then writ
   llm-cache-host_<version>_<debian arch>.deb     /usr/bin/llm-cache-host and the host manifest for Chrome, Chromium,
                                                  Edge, Brave, Vivaldi and Firefox, system-wide
   llm-cache-host-<version>-aarch64-linux.tar.gz  the same two for Linux arm64 (aarch64), cross-built (one-time
-  llm-cache-host_<version>_arm64.deb             setup: scripts/cross/setup-linux-arm64.sh)
+  llm-cache-host_<version>_arm64.deb             setup, as root: scripts/cross/setup-linux-arm64.sh)
+  llm-cache-host-<version>-universal2-macos.tar.gz   the same for macOS 11 and later, Intel and Apple silicon
+                                                 (scripts/cross/macos.sh; one-time setup: scripts/cross/setup-macos.sh)
+  llm-cache-host-<version>-x86_64-windows.zip    llm-cache-host.exe (Windows x86_64, self-installing), README.md and
+                                                 the licenses (scripts/cross/windows.sh; needs gcc-mingw-w64-x86-64
+                                                 and `rustup target add x86_64-pc-windows-gnu`)
   SHA256SUMS                                     checksums of them all (check with: cd dist && sha256sum -c SHA256SUMS)
 
 Options:
-  --extension-id ID           a Chrome extension id the .deb's manifests allow (repeatable); default: the demo
-                              extension's, from extension-shim/demo/EXTENSION_ID.txt
-  --firefox-extension-id ID   a Firefox add-on id the .deb's Firefox manifest allows (repeatable); default: the
-                              demo add-on's, from extension-shim/demo/manifest.firefox.json
+  --host-name NAME            the host name your extension passes to connectNative, e.g. com.example.mail_cache
+                              (default: com.browserx.llm_cache). The binary is built with it baked in
+                              (in target/host-name/, so target/release stays the default build); the
+                              command, the package and the files above are named by its last part with
+                              _ as - (mail-cache, mail-cache_<version>_<debian arch>.deb, /usr/bin/mail-cache),
+                              the manifests NAME.json, and each user's data goes to ~/.local/share/NAME
+  --extension-id ID           a Chrome extension id the .deb's manifests allow (repeatable)
+  --firefox-extension-id ID   a Firefox add-on id the .deb's Firefox manifest allows (repeatable)
+                              With ids of one kind only, the .deb registers the host with those browsers
+                              only. With neither, the demo's: extension-shim/demo/EXTENSION_ID.txt and the
+                              gecko id in extension-shim/demo/manifest.firefox.json
+  --targets LIST              the files to write, comma separated: linux, linux-arm64, macos, windows (default:
+                              all). The Linux files for this machine are written either way: their build checks
+                              the ids and gives the version.
+                              `--targets linux` skips the cross builds, for tests that check only the .deb
   --out DIR                   the output folder (default: dist)
   -h, --help                  this text
 
 Environment (used when the matching flag is not given; ids separated by spaces or commas):
-  RELEASE_EXTENSION_IDS, RELEASE_FIREFOX_EXTENSION_IDS
+  RELEASE_EXTENSION_IDS, RELEASE_FIREFOX_EXTENSION_IDS, RELEASE_HOST_NAME, RELEASE_TARGETS
   RELEASE_MAINTAINER          the .deb's Maintainer field (default: llm-cache-host developers <llm-cache-host@browserx.dev>)
-  SOURCE_DATE_EPOCH           the files' timestamps in both archives (default: the last commit's time)
+  SOURCE_DATE_EPOCH           the files' timestamps in the archives (default: the last commit's time)
 USAGE
 }
 
@@ -51,39 +74,42 @@ fail() {
 chrome_ids=()
 firefox_ids=()
 out=dist
+host_name=${RELEASE_HOST_NAME:-$DEFAULT_HOST_NAME}
+targets=${RELEASE_TARGETS:-linux,linux-arm64,macos,windows}
 while [ $# -gt 0 ]; do
   case "$1" in
     -h | --help) usage; exit 0 ;;
-    --extension-id | --firefox-extension-id | --out)
+    --extension-id | --firefox-extension-id | --out | --host-name | --targets)
       [ $# -ge 2 ] && [ -n "$2" ] || fail "$1 needs a value (see --help)"
       case "$1" in
         --extension-id) chrome_ids+=("$2") ;;
         --firefox-extension-id) firefox_ids+=("$2") ;;
         --out) out=$2 ;;
+        --host-name) host_name=$2 ;;
+        --targets) targets=$2 ;;
       esac
       shift 2
       ;;
     *) fail "unknown option $1 (see --help)" ;;
   esac
 done
-if [ ${#chrome_ids[@]} -eq 0 ]; then
-  if [ -n "${RELEASE_EXTENSION_IDS:-}" ]; then
-    read -r -a chrome_ids <<<"${RELEASE_EXTENSION_IDS//,/ }"
-  else
-    chrome_ids=("$(tr -d '[:space:]' <extension-shim/demo/EXTENSION_ID.txt)")
-  fi
+if [ ${#chrome_ids[@]} -eq 0 ] && [ -n "${RELEASE_EXTENSION_IDS:-}" ]; then
+  read -r -a chrome_ids <<<"${RELEASE_EXTENSION_IDS//,/ }"
 fi
-if [ ${#firefox_ids[@]} -eq 0 ]; then
-  if [ -n "${RELEASE_FIREFOX_EXTENSION_IDS:-}" ]; then
-    read -r -a firefox_ids <<<"${RELEASE_FIREFOX_EXTENSION_IDS//,/ }"
-  else
-    # The demo's gecko id is the only "id" key in its Firefox manifest.
-    demo_id=$(sed -n 's/^ *"id": *"\([^"]*\)".*/\1/p' extension-shim/demo/manifest.firefox.json)
-    [ -n "$demo_id" ] || fail "found no add-on id in extension-shim/demo/manifest.firefox.json: pass --firefox-extension-id"
-    firefox_ids=("$demo_id")
-  fi
+if [ ${#firefox_ids[@]} -eq 0 ] && [ -n "${RELEASE_FIREFOX_EXTENSION_IDS:-}" ]; then
+  read -r -a firefox_ids <<<"${RELEASE_FIREFOX_EXTENSION_IDS//,/ }"
 fi
-[ ${#chrome_ids[@]} -gt 0 ] && [ ${#firefox_ids[@]} -gt 0 ] || fail "no ids in RELEASE_EXTENSION_IDS or RELEASE_FIREFOX_EXTENSION_IDS"
+# The demo's ids only for a release that names none: a developer's package for a Chrome extension must not
+# let the demo add-on use its host in Firefox.
+if [ ${#chrome_ids[@]} -eq 0 ] && [ ${#firefox_ids[@]} -eq 0 ]; then
+  [ -z "${RELEASE_EXTENSION_IDS:-}${RELEASE_FIREFOX_EXTENSION_IDS:-}" ] \
+    || fail "no ids in RELEASE_EXTENSION_IDS or RELEASE_FIREFOX_EXTENSION_IDS"
+  chrome_ids=("$(tr -d '[:space:]' <extension-shim/demo/EXTENSION_ID.txt)")
+  # The demo's gecko id is the only "id" key in its Firefox manifest.
+  demo_id=$(sed -n 's/^ *"id": *"\([^"]*\)".*/\1/p' extension-shim/demo/manifest.firefox.json)
+  [ -n "$demo_id" ] || fail "found no add-on id in extension-shim/demo/manifest.firefox.json: pass --firefox-extension-id"
+  firefox_ids=("$demo_id")
+fi
 # The binary checks both kinds of id again when it prints the manifests.
 for id in "${chrome_ids[@]}"; do
   is_chrome_extension_id "$id" || fail "\"$id\" is not a Chrome extension id: $CHROME_ID_RULE"
@@ -91,23 +117,50 @@ done
 for id in "${firefox_ids[@]}"; do
   is_firefox_extension_id "$id" || fail "\"$id\" is not a Firefox add-on id: $FIREFOX_ID_RULE"
 done
+is_host_name "$host_name" || fail "\"$host_name\" is not a host name: $HOST_NAME_RULE"
+name=$(host_command "$host_name")
+arm64=false
+macos=false
+windows=false
+for target in ${targets//,/ }; do
+  case "$target" in
+    linux) ;;
+    linux-arm64) arm64=true ;;
+    macos) macos=true ;;
+    windows) windows=true ;;
+    *) fail "unknown target \"$target\" in --targets or RELEASE_TARGETS: the targets are linux, linux-arm64, macos and windows" ;;
+  esac
+done
 maintainer=${RELEASE_MAINTAINER:-llm-cache-host developers <llm-cache-host@browserx.dev>}
 for tool in cargo dpkg dpkg-deb dpkg-shlibdeps sha256sum tar gzip; do
   command -v "$tool" >/dev/null || fail "$tool is missing (dpkg-shlibdeps is in Debian's dpkg-dev package: apt-get install dpkg-dev)"
 done
 deb_arch=$(dpkg --print-architecture)
 # On an arm64 machine the native build is the arm64 one.
-if [ "$deb_arch" != arm64 ]; then arm64_check_setup || fail "see above"; fi
+[ "$deb_arch" != arm64 ] || arm64=false
+if "$arm64"; then arm64_check_setup || fail "see above"; fi
+if "$macos"; then scripts/cross/macos.sh --check-setup; fi
 
 id_flags=()
 for id in "${chrome_ids[@]}"; do id_flags+=(--extension-id "$id"); done
 for id in "${firefox_ids[@]}"; do id_flags+=(--firefox-extension-id "$id"); done
 
-cargo build --release --locked --quiet
-binary=target/release/llm-cache-host
-# The binary's own check of every id, before anything is written.
-"$binary" manifest --browser firefox --path /usr/bin/llm-cache-host "${id_flags[@]}" >/dev/null \
+# The host name is baked in at build time: the binary then knows it wherever it is copied and whatever
+# its file is called. Another name builds in a folder of its own, so that target/release/llm-cache-host
+# stays the default host for ./install.sh and everyone else.
+if [ "$host_name" = "$DEFAULT_HOST_NAME" ]; then
+  env -u LLM_CACHE_HOST_NAME cargo build --release --locked --quiet
+  binary=target/release/llm-cache-host
+else
+  LLM_CACHE_HOST_NAME=$host_name cargo build --release --locked --quiet --target-dir target/host-name
+  binary=target/host-name/release/llm-cache-host
+fi
+# The binary's own check of every id, before anything is written, and of the name it was built with.
+check_browser=chromium
+[ ${#chrome_ids[@]} -gt 0 ] || check_browser=firefox
+baked=$("$binary" manifest --browser "$check_browser" --path "/usr/bin/$name" "${id_flags[@]}") \
   || fail "the ids above are refused (the binary said why)"
+grep -qF "\"name\": \"$host_name\"," <<<"$baked" || fail "$binary was not built for $host_name: $baked"
 version=$("$binary" --version | sed -n 's/^llm-cache-host \(.*\)$/\1/p')
 [ -n "$version" ] || fail "$binary --version printed no version"
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
@@ -117,40 +170,34 @@ out=$(cd "$out" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# Both archives list their files in name order, owned by root, with one timestamp, and gzip leaves
-# out its own, so the same commit gives the same bytes.
-archive() { # archive <dir> <output.tar.gz> <member>...
-  local dir=$1 output=$2
-  shift 2
-  tar -C "$dir" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" -cf - "$@" \
-    | gzip -n -9 >"$output"
-}
-
-# The tarball and the .deb of one Linux binary, for its architecture (uname -m's name for the tarball,
-# Debian's for the package). The native binary prints the manifests whatever the package's architecture:
-# their text names the installed path and the ids, nothing of the processor.
+# The tarball and the .deb of one Linux binary, for its Debian architecture. The native binary prints the
+# manifests whatever the package's architecture: their text names the installed path and the ids, nothing
+# of the processor. Each file is named as scripts/release-files.sh says, which the install page follows.
 artifacts=()
-package_linux() { # package_linux <binary> <arch> <debian arch>
-  local ship=$1 arch=$2 deb_arch=$3 work=$work/$3
-  local tar_name root entry browser dir depends installed_size deb
+package_linux() { # package_linux <binary> <debian arch>
+  local ship=$1 deb_arch=$2
+  local tarball_key deb_key tarball root entry browser dir depends installed_size deb
+  case "$deb_arch" in
+    amd64) tarball_key=tarballX86_64 deb_key=debAmd64 ;;
+    arm64) tarball_key=tarballAarch64 deb_key=debArm64 ;;
+    *) fail "no release files are named for $deb_arch (scripts/release-files.sh)" ;;
+  esac
   # The tarball: one folder named like the file, so that extracting it beside other things is tidy.
-  tar_name=llm-cache-host-$version-$arch-linux
-  mkdir -m 0700 "$work" && mkdir -m 0755 "$work/$tar_name"
-  install -m 0755 "$ship" "$work/$tar_name/llm-cache-host"
-  install -m 0644 README.md LICENSE LICENSE-MIT LICENSE-APACHE "$work/$tar_name/"
-  archive "$work" "$out/$tar_name.tar.gz" "$tar_name"
+  tarball=$(release_file "$tarball_key" "$name" "$version")
+  release_tarball "$ship" "$name" "$out/$tarball"
+  artifacts+=("$tarball")
 
   # The .deb's tree, staged where dpkg-shlibdeps expects a package's files (debian/<package>/).
-  root=$work/debian/llm-cache-host
-  install -d -m 0755 "$root/DEBIAN" "$root/usr/bin" "$root/usr/share/doc/llm-cache-host"
-  install -m 0755 "$ship" "$root/usr/bin/llm-cache-host"
-  install -m 0644 README.md LICENSE LICENSE-MIT LICENSE-APACHE "$root/usr/share/doc/llm-cache-host/"
+  root=$work/$deb_arch/debian/$name
+  install -d -m 0755 "$root/DEBIAN" "$root/usr/bin" "$root/usr/share/doc/$name"
+  install -m 0755 "$ship" "$root/usr/bin/$name"
+  install -m 0644 README.md LICENSE LICENSE-MIT LICENSE-APACHE "$root/usr/share/doc/$name/"
   # Where each browser looks for hosts registered for every user. Chrome, Chromium, Edge and Firefox
   # document theirs. Brave and Vivaldi document none: Chromium's source (chrome/common/chrome_paths.cc)
   # gives builds that are not Google Chrome /etc/chromium, which is what `install --system` writes for
   # them; other packages also use /etc/opt/brave and /etc/opt/vivaldi, so the manifest is there too.
   # A manifest for a browser that isn't installed is never read.
-  manifest_dirs=(
+  local manifest_dirs=(
     chrome:/etc/opt/chrome/native-messaging-hosts
     chromium:/etc/chromium/native-messaging-hosts
     edge:/etc/opt/edge/native-messaging-hosts
@@ -160,28 +207,30 @@ package_linux() { # package_linux <binary> <arch> <debian arch>
   )
   for entry in "${manifest_dirs[@]}"; do
     browser=${entry%%:*}
+    # A family with no ids gets no manifest: the host is not registered with those browsers.
+    if [ "$browser" = firefox ]; then [ ${#firefox_ids[@]} -gt 0 ] || continue; else [ ${#chrome_ids[@]} -gt 0 ] || continue; fi
     dir=$root${entry#*:}
     install -d -m 0755 "$dir"
-    "$binary" manifest --browser "$browser" --path /usr/bin/llm-cache-host "${id_flags[@]}" >"$dir/com.browserx.llm_cache.json"
-    chmod 0644 "$dir/com.browserx.llm_cache.json"
+    "$binary" manifest --browser "$browser" --path "/usr/bin/$name" "${id_flags[@]}" >"$dir/$host_name.json"
+    chmod 0644 "$dir/$host_name.json"
   done
   # mktemp made the staging folders 0700; the package's folders are 0755 like the ones above.
-  chmod 0755 "$work/debian" "$root"
+  chmod 0755 "$work/$deb_arch" "$work/$deb_arch/debian" "$root"
 
   # dpkg-shlibdeps reads this machine's libraries, so it serves the native binary; a cross-built one's
   # Depends come from its own ELF (scripts/cross/linux-arm64.sh says why).
   if [ "$ship" = "$binary" ]; then
-    depends=$(cd "$work" && printf 'Source: llm-cache-host\n\nPackage: llm-cache-host\nArchitecture: any\n' >debian/control \
-      && dpkg-shlibdeps -O debian/llm-cache-host/usr/bin/llm-cache-host | sed -n 's/^shlibs:Depends=//p')
+    depends=$(cd "$work/$deb_arch" && printf 'Source: %s\n\nPackage: %s\nArchitecture: any\n' "$name" "$name" >debian/control \
+      && dpkg-shlibdeps -O "debian/$name/usr/bin/$name" | sed -n 's/^shlibs:Depends=//p')
   else
     depends=$(symbol_depends "$ship") || fail "no Depends for $ship (said above)"
   fi
-  [ -n "$depends" ] || fail "dpkg-shlibdeps found no dependencies for $ship"
+  [ -n "$depends" ] || fail "found no dependencies for $ship"
   installed_size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
   # The manifests are not conffiles: conffiles stay after `dpkg -r`, and a manifest left behind would
   # point browsers at a binary that is gone. They are generated, and nobody should edit them in place.
   {
-    echo "Package: llm-cache-host"
+    echo "Package: $name"
     echo "Version: $version"
     echo "Architecture: $deb_arch"
     echo "Maintainer: $maintainer"
@@ -194,20 +243,49 @@ package_linux() { # package_linux <binary> <arch> <debian arch>
     echo " context window: extensions store and read them through native messaging, and"
     echo " the host keeps them in a local LMDB store in each user's data directory."
     echo " ."
-    echo " This package registers the host for every user with Chrome, Chromium, Edge,"
-    echo " Brave, Vivaldi and Firefox. Extensions allowed: ${chrome_ids[*]}."
-    echo " Firefox add-ons allowed: ${firefox_ids[*]}."
+    echo " This package registers the host $host_name for every user"
+    [ ${#chrome_ids[@]} -gt 0 ] && echo " with Chrome, Chromium, Edge, Brave and Vivaldi, for extensions ${chrome_ids[*]}."
+    [ ${#firefox_ids[@]} -gt 0 ] && echo " with Firefox, for add-ons ${firefox_ids[*]}."
+    true
   } >"$root/DEBIAN/control"
   chmod 0644 "$root/DEBIAN/control"
-  deb=$out/llm-cache-host_${version}_$deb_arch.deb
-  dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
-  artifacts+=("$tar_name.tar.gz" "$(basename "$deb")")
+  deb=$(release_file "$deb_key" "$name" "$version")
+  dpkg-deb --root-owner-group -Zxz --build "$root" "$out/$deb" >/dev/null
+  artifacts+=("$deb")
 }
-package_linux "$binary" "$(uname -m)" "$deb_arch"
-# Linux arm64, cross-built, unless this machine is one.
-if [ "$deb_arch" != arm64 ]; then
-  arm64_binary=$(arm64_build target)
-  package_linux "$arm64_binary" aarch64 arm64
+package_linux "$binary" "$deb_arch"
+
+# Linux arm64, cross-built with Debian's aarch64 gcc (scripts/cross/linux-arm64.sh), with the same host name
+# baked in.
+if "$arm64"; then
+  arm64_binary=$(
+    if [ "$host_name" = "$DEFAULT_HOST_NAME" ]; then unset LLM_CACHE_HOST_NAME; else export LLM_CACHE_HOST_NAME=$host_name; fi
+    arm64_build
+  )
+  package_linux "$arm64_binary" arm64
+fi
+
+# macOS: one universal2 binary, cross-built with zig (scripts/cross/macos.sh says how), with the same host
+# name baked in. It stays in cargo's default target folder whatever the name: only the top crate is rebuilt
+# for another name, and target/universal2-apple-darwin is no default host anyone installs from.
+if "$macos"; then
+  if [ "$host_name" = "$DEFAULT_HOST_NAME" ]; then
+    macos_tarball=$(env -u LLM_CACHE_HOST_NAME scripts/cross/macos.sh --out "$out" --command "$name")
+  else
+    macos_tarball=$(LLM_CACHE_HOST_NAME=$host_name scripts/cross/macos.sh --out "$out" --command "$name")
+  fi
+  artifacts+=("$(basename "$macos_tarball")")
+fi
+
+# Windows x86_64: the zip with the self-installing .exe (mingw-w64; the script says what to install), with the
+# same host name baked in, in cargo's default target folder like macOS.
+if "$windows"; then
+  if [ "$host_name" = "$DEFAULT_HOST_NAME" ]; then
+    windows_zip=$(env -u LLM_CACHE_HOST_NAME scripts/cross/windows.sh "$out" "$name" | tail -n 1)
+  else
+    windows_zip=$(LLM_CACHE_HOST_NAME=$host_name scripts/cross/windows.sh "$out" "$name" | tail -n 1)
+  fi
+  artifacts+=("$windows_zip")
 fi
 
 (cd "$out" && sha256sum "${artifacts[@]}" >SHA256SUMS)

@@ -71,7 +71,8 @@ Other uses:
                               (with no terminal it prints that to stderr and exits 2)
 
 Environment:
-  LLM_CACHE_DIR   data directory (default: the OS's per-user data dir + /llm-cache-host)
+  LLM_CACHE_DIR   data directory (default: the OS's per-user data dir + /llm-cache-host; for a host
+                  installed under another name with install --host-name NAME, + /NAME)
   LLM_CACHE_LOG   log level or filter for <data dir>/logs (default: info)
 ";
 

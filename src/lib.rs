@@ -23,7 +23,8 @@
 //! - [`error`]: the error type with the spec's wire codes.
 //! - [`limits`]: every limit, defined once; [`config`]: the settings file (the store quota chosen at
 //!   install).
-//! - [`launch`], [`paths`], [`logging`], [`clock`]: the command line, where files live, logs, time.
+//! - [`launch`], [`paths`], [`logging`], [`clock`]: the command line, where files live, logs, time;
+//!   [`host_name`]: which host this binary is (its name, command and data folder).
 //! - [`install`]: `install`, `uninstall` and `doctor`, which register the host with browsers on
 //!   Linux, macOS and Windows (per-OS tables in `install/browsers.rs`) and check it works.
 //!
@@ -37,6 +38,7 @@ pub mod config;
 pub mod error;
 pub mod frame;
 pub mod host;
+pub mod host_name;
 pub mod inspect;
 pub mod install;
 pub mod json;

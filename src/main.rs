@@ -48,14 +48,13 @@ fn main() -> ExitCode {
 /// reading stdout, so the explanation goes to stderr and the exit code says nothing was done.
 fn introduce() -> ExitCode {
     let argv0 = std::env::args_os().next().and_then(|a| a.into_string().ok());
-    let program = install::welcome::program_name(argv0.as_deref());
+    let platform = install::browsers::Platform::current();
+    let program = install::welcome::program_name(argv0.as_deref(), &platform.host);
     if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
         return install::welcome::run(&program);
     }
-    eprint!(
-        "{}",
-        install::welcome::explanation(&program, &install::welcome::installed(&install::browsers::Platform::current()))
-    );
+    let installed = install::welcome::installed(&platform);
+    eprint!("{}", install::welcome::explanation(&program, &platform.host, &installed));
     eprintln!(
         "\n(Started with no arguments and no terminal to ask in, so nothing was installed; exit code {}.)",
         install::welcome::NO_TERMINAL

@@ -1,18 +1,19 @@
 //! Where the host keeps its files: the data directory, the store and the logs inside it.
 //!
-//! The data directory is `$LLM_CACHE_DIR` if set, else the OS's per-user data directory plus
-//! `llm-cache-host`. The choice is a pure function of the OS and the environment, so the rules for
-//! all three OSes are tested on any of them.
+//! The data directory is `$LLM_CACHE_DIR` if set, else the OS's per-user data directory plus the
+//! host's folder: `llm-cache-host` for the default host, the host name for any other
+//! ([`crate::host_name`]), so that two vendors' hosts never share a store. The choice is a pure
+//! function of the OS, the folder and the environment, so the rules for all three OSes are tested on
+//! any of them.
 
 use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::host_name::HostName;
+
 /// The variable that overrides the data directory.
 pub const DATA_DIR_VAR: &str = "LLM_CACHE_DIR";
-
-/// The folder the host adds under the OS's data directory.
-pub const APP_DIR: &str = "llm-cache-host";
 
 /// The operating systems whose conventions the host knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,33 +39,42 @@ impl Os {
     }
 }
 
-/// The data directory for `os`, reading variables through `var`.
+/// The data directory for `os` and the host's `folder` ([`HostName::folder`]), reading variables
+/// through `var`.
 ///
 /// Returns `None` when neither the override nor the OS's own variables are set.
-pub fn data_dir_for(os: Os, var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+pub fn data_dir_for(os: Os, folder: &str, var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
     let set = |name: &str| var(name).filter(|value| !value.is_empty()).map(PathBuf::from);
     if let Some(dir) = set(DATA_DIR_VAR) {
         return Some(dir);
     }
     let base = match os {
         Os::Linux => set("XDG_DATA_HOME")
-            .filter(|dir| dir.is_absolute())
+            .filter(|dir| is_linux_absolute(dir))
             .or_else(|| set("HOME").map(|home| home.join(".local").join("share")))?,
         Os::MacOs => set("HOME")?.join("Library").join("Application Support"),
         Os::Windows => set("LOCALAPPDATA")?,
     };
-    Some(base.join(APP_DIR))
+    Some(base.join(folder))
 }
 
-/// The data directory of this process.
+/// Whether `path` is absolute by Linux's rule: it starts at the root. On Linux this is
+/// `Path::is_absolute`; Windows' rule also wants a drive, and tests describe a Linux machine on
+/// Windows too.
+pub fn is_linux_absolute(path: &Path) -> bool {
+    path.has_root()
+}
+
+/// The data directory of this process, for the host it is ([`HostName::current`]).
 ///
 /// # Errors
 /// `NotFound` when no variable says where the user's data lives; `InvalidInput` when
 /// `LLM_CACHE_DIR` is relative, since a browser starts the host in whatever folder it likes.
 pub fn data_dir() -> io::Result<PathBuf> {
-    let dir = data_dir_for(Os::current(), |name| std::env::var_os(name)).ok_or_else(|| {
-        io::Error::new(io::ErrorKind::NotFound, format!("no data directory: set {DATA_DIR_VAR} or HOME"))
-    })?;
+    let dir =
+        data_dir_for(Os::current(), HostName::current().folder(), |name| std::env::var_os(name)).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::NotFound, format!("no data directory: set {DATA_DIR_VAR} or HOME"))
+        })?;
     if !dir.is_absolute() {
         let why = format!("{DATA_DIR_VAR} is {}, a relative path: set it to an absolute one", dir.display());
         return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
@@ -115,7 +125,7 @@ mod tests {
     fn override_wins_on_every_os() {
         for os in [Os::Linux, Os::MacOs, Os::Windows] {
             let vars = lookup(&[(DATA_DIR_VAR, "/custom"), ("HOME", "/home/u"), ("LOCALAPPDATA", "C:\\L")]);
-            assert_eq!(data_dir_for(os, vars), Some(PathBuf::from("/custom")));
+            assert_eq!(data_dir_for(os, "llm-cache-host", vars), Some(PathBuf::from("/custom")));
         }
     }
 
@@ -141,8 +151,30 @@ mod tests {
             (Os::Windows, vec![("HOME", "/home/u")], None),
         ];
         for (os, vars, expected) in cases {
-            assert_eq!(data_dir_for(os, lookup(&vars)), expected.map(PathBuf::from), "{os:?} {vars:?}");
+            assert_eq!(
+                data_dir_for(os, "llm-cache-host", lookup(&vars)),
+                expected.map(PathBuf::from),
+                "{os:?} {vars:?}"
+            );
         }
+    }
+
+    #[test]
+    fn each_host_has_its_own_folder() {
+        let mail = HostName::parse("com.example.mail_cache").unwrap();
+        let home = lookup(&[("HOME", "/home/u")]);
+        assert_eq!(
+            data_dir_for(Os::Linux, mail.folder(), &home),
+            Some("/home/u/.local/share/com.example.mail_cache".into())
+        );
+        let default = HostName::default_host();
+        assert_eq!(
+            data_dir_for(Os::Linux, default.folder(), &home),
+            Some("/home/u/.local/share/llm-cache-host".into())
+        );
+        // The override is one folder, whichever host reads it.
+        let both = lookup(&[(DATA_DIR_VAR, "/custom"), ("HOME", "/home/u")]);
+        assert_eq!(data_dir_for(Os::Linux, mail.folder(), both), Some("/custom".into()));
     }
 
     #[cfg(unix)]

@@ -10,9 +10,10 @@ mod common;
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use common::machine::{Machine, assert_ok, read_json};
+use common::script_without_cargo;
 use serde_json::{Value, json};
 
 /// Ids Firefox accepts, one of each shape; an id may start with `-`, and the word after the flag is
@@ -126,19 +127,6 @@ fn the_host_serves_an_id_without_a_name() {
         assert_eq!(output.status.code(), Some(2), "{id}");
         assert!(String::from_utf8_lossy(&output.stderr).contains(RULE), "{id}");
     }
-}
-
-/// A script run with no cargo on PATH: it checks its options first, so an id it accepts gets as far
-/// as "cargo is missing", and one it refuses is named before that.
-fn script_without_cargo(script: &str, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(script);
-    let mut command = Command::new("/bin/bash");
-    command.arg(&script).args(args).env("PATH", "/usr/bin:/bin");
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    let output = command.output().unwrap();
-    (output.status.code(), String::from_utf8(output.stderr).unwrap())
 }
 
 #[test]

@@ -305,7 +305,7 @@ fn doctor_names_each_breakage() {
     assert_eq!(run.failures(), ["FAIL chromium: the host ended (exit status: 1) without answering hello; see its log"]);
 
     let copy = machine.tmp.path().join("not-executable");
-    std::fs::copy(common::binary(), &copy).unwrap();
+    common::copy_binary(&copy);
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o644)).unwrap();

@@ -270,7 +270,7 @@ fn uninstall_names_the_command_that_remains() {
     let machine = Machine::new();
     let other = machine.tmp.path().join("usr/bin");
     std::fs::create_dir_all(&other).unwrap();
-    std::fs::copy(common::binary(), other.join("llm-cache-host")).unwrap();
+    common::copy_binary(&other.join("llm-cache-host"));
     let path = format!("{}:{}:/bin", machine.home().join(".local/bin").display(), other.display());
     let with_path = |args: &[&str]| -> Run {
         let output = machine.command(common::binary()).args(args).env("PATH", &path).output().unwrap();

@@ -33,8 +33,11 @@ const SYSTEM_MANIFESTS = [
   ["vivaldi", "/etc/opt/vivaldi/native-messaging-hosts"],
   ["firefox", "/usr/lib/mozilla/native-messaging-hosts"],
 ].map(([browser, dir]) => ({ browser, file: path.join(dir, `${HOST_NAME}.json`) }));
-/** The release build may compile everything from scratch (1-2 min on CI's two cores). */
-const RELEASE_TIMEOUT_MS = 600_000;
+/**
+ * The release build may compile everything from scratch: 1-2 min on CI's two cores, and 4-7 more for the macOS
+ * build when scripts/cross/test-macos.sh, which CI runs first, hasn't built it already.
+ */
+const RELEASE_TIMEOUT_MS = 900_000;
 
 /** Runs a command to completion; fails with its output unless it exits 0. */
 function run(command, args, options = {}) {
@@ -140,11 +143,12 @@ describe("release artifacts from scripts/release.sh, installed for real", { time
         env: { ...process.env, RELEASE_FIREFOX_EXTENSION_IDS: FIREFOX_IDS.join(",") },
         timeout: RELEASE_TIMEOUT_MS,
       });
-      // The release also holds other machines' files (Linux arm64): these are this machine's.
-      state.files = fs.readdirSync(state.out).sort();
+      // The release also holds other machines' files (Linux arm64, macOS, Windows): these are this machine's.
+      const files = (state.files = fs.readdirSync(state.out).sort());
       const debArch = run("dpkg", ["--print-architecture"]).trim();
-      state.deb = state.files.find((name) => name.endsWith(`_${debArch}.deb`));
-      state.tarball = state.files.find((name) => name.endsWith(`-${os.machine()}-linux.tar.gz`));
+      state.deb = files.find((name) => name.endsWith(`_${debArch}.deb`));
+      state.tarball = files.find((name) => name.endsWith(`-${os.machine()}-linux.tar.gz`));
+      state.windowsZip = files.find((name) => name.endsWith("-windows.zip"));
     },
     { timeout: RELEASE_TIMEOUT_MS + 60_000 },
   );
@@ -157,16 +161,20 @@ describe("release artifacts from scripts/release.sh, installed for real", { time
     if (state.out) fs.rmSync(state.out, { recursive: true, force: true });
   });
 
-  it("writes the tarball and the .deb, named by version and architecture, with SHA256SUMS that sha256sum -c accepts", () => {
+  it("writes the tarball, the .deb and the Windows zip, named by version and architecture, with SHA256SUMS that sha256sum -c accepts", () => {
     const version = JSON.parse(run("cargo", ["metadata", "--no-deps", "--format-version", "1", "--manifest-path", path.join(REPO_DIR, "Cargo.toml")]))
       .packages.find((p) => p.name === PACKAGE).version;
     const debArch = run("dpkg", ["--print-architecture"]).trim();
     assert.equal(state.tarball, `llm-cache-host-${version}-${os.machine()}-linux.tar.gz`, state.releaseOutput);
     assert.equal(state.deb, `llm-cache-host_${version}_${debArch}.deb`, state.releaseOutput);
+    // The Windows zip's .exe is checked under Wine by scripts/cross/test-windows.sh; here, its name and sum.
+    assert.equal(state.windowsZip, `llm-cache-host-${version}-x86_64-windows.zip`, state.releaseOutput);
     const sums = fs.readFileSync(path.join(state.out, "SHA256SUMS"), "utf8");
-    const listed = sums.trim().split("\n").map((line) => line.split(/\s+\*?/)[1]).sort();
-    assert.deepEqual(listed, state.files.filter((name) => name !== "SHA256SUMS"), sums);
-    assert.ok(listed.includes(state.tarball) && listed.includes(state.deb), sums);
+    // One SHA256SUMS for every file the release writes, the other OSes' included.
+    for (const other of [`llm-cache-host-${version}-universal2-macos.tar.gz`, `llm-cache-host-${version}-aarch64-linux.tar.gz`, `llm-cache-host_${version}_arm64.deb`]) {
+      assert.ok(state.files.includes(other), `${other} is not among ${state.files.join(" ")}`);
+    }
+    assert.deepEqual(sums.trim().split("\n").map((line) => line.split(/\s+\*?/)[1]).sort(), state.files.filter((name) => name !== "SHA256SUMS"), sums);
     assert.match(run("sha256sum", ["-c", "SHA256SUMS"], { cwd: state.out }), new RegExp(`${state.deb}: OK`));
 
     const control = run("dpkg-deb", ["--field", path.join(state.out, state.deb)]);

@@ -5,7 +5,8 @@
 //   command on the clipboard; then, with the host installed while the page is open, the page brought back into view
 //   says "llm-cache-host <version> serves this extension's cache";
 // - the developer's settings (llm-cache-pages.json): the extension's name in the title, the download links and the
-//   file names at their ends in the commands; and the viewer with no host: the calm backend sentence, no error,
+//   file names at their ends in the commands, its own host name in every command and in the reason; and the viewer
+//   with no host: the calm backend sentence, no error,
 //   "1 item deleted", and no End button for the ended session;
 // - the cache viewer: items the demo's worker wrote, their rows, one item's data at a pointer and its pages,
 //   deleting an item (after a confirm step), ending the session; descriptions and data that look like HTML stay text;
@@ -91,6 +92,9 @@ describe("the install page in Chromium", { skip: SKIP, timeout: 120_000 }, () =>
     const details = await page.textContent("#status-details");
     assert.match(details, /in the browser \(IndexedDB\)/);
     assert.match(details, /the native host is not installed: the browser found no manifest for com\.browserx\.llm_cache/);
+    // The reason's remedy is the page's own steps, for the extension's users: not the host's source.
+    assert.match(details, /Install it with the steps below; `llm-cache-host doctor` then checks each step/);
+    assert.doesNotMatch(details, /source|install\.sh/);
     assert.equal(await page.getAttribute("#steps", "data-os"), "linux");
     assert.equal(await page.textContent("#extension-id"), EXTENSION_ID);
     const version = hostVersion();
@@ -146,7 +150,7 @@ describe("the pages with the developer's settings, and no host, in Chromium", { 
   const DEB_URL = "https://mail.example/downloads/mail-agent-cache_2.1.0_amd64.deb";
   const TARBALL_URL = "https://mail.example/downloads/latest-linux";
   const s = demoBrowser("pages-developer", {
-    pagesConfig: { extensionName: "Mail Agent", downloads: { debAmd64: DEB_URL, tarballX86_64: TARBALL_URL } },
+    pagesConfig: { extensionName: "Mail Agent", hostName: "com.example.mail_cache", downloads: { debAmd64: DEB_URL, tarballX86_64: TARBALL_URL } },
   });
   let page;
   after(() => page?.close().catch(() => {}));
@@ -160,12 +164,19 @@ describe("the pages with the developer's settings, and no host, in Chromium", { 
     const version = hostVersion();
     assert.deepEqual(links, [
       ["mail-agent-cache_2.1.0_amd64.deb", DEB_URL],
-      // An address that doesn't end in the file is linked; the commands keep the release's own name.
-      [`llm-cache-host-${version}-x86_64-linux.tar.gz`, TARBALL_URL],
+      // An address that doesn't end in the file is linked; the commands keep the release's own name, the host's.
+      [`mail-cache-${version}-x86_64-linux.tar.gz`, TARBALL_URL],
     ]);
     const commands = await texts(page, "#steps .command");
-    assert.equal(commands[0], "sudo apt install ./mail-agent-cache_2.1.0_amd64.deb");
-    assert.match(commands[2], new RegExp(`^tar xzf llm-cache-host-${version.replace(/\./g, "\\.")}-x86_64-linux\\.tar\\.gz && `));
+    assert.deepEqual(commands, [
+      "sudo apt install ./mail-agent-cache_2.1.0_amd64.deb",
+      `mail-cache install --extension-id ${EXTENSION_ID} --host-name com.example.mail_cache`,
+      `tar xzf mail-cache-${version}-x86_64-linux.tar.gz && cd mail-cache-${version}-x86_64-linux && ./mail-cache install --extension-id ${EXTENSION_ID} --host-name com.example.mail_cache`,
+    ]);
+    // The page's own cache asked the developer's host, and says so.
+    const details = await page.textContent("#status-details");
+    assert.match(details, /no manifest for com\.example\.mail_cache, .*Install it with the steps below; `mail-cache doctor` then checks each step/);
+    assert.match(await page.textContent("#steps"), /If the host is still not used, mail-cache doctor checks/);
     assert.doesNotMatch(await page.textContent("#steps"), /source|Rust|Ask this extension's developer/);
     await screenshot(page, "install-page.png");
     assert.deepEqual(page.errors, []);

@@ -10,6 +10,8 @@
  * it runs in.
  */
 
+import { NATIVE_HOST_NAME } from "./protocol.js";
+
 /** Chrome and the browsers built on Chromium take an extension id; Firefox an add-on id, with another flag. */
 export type BrowserFamily = "chromium" | "firefox";
 
@@ -69,12 +71,36 @@ export function idArguments(extensionId: string, os: string, browser: BrowserFam
 }
 
 /**
- * The command that builds the host from a checkout of its source and installs it for this id, as typed on
- * `os`: install.sh (bash) on Linux and macOS; on Windows, in PowerShell, cargo and then, if the build
- * succeeded, the built binary's own `install` (install.sh needs bash, which Windows lacks; `if ($?)` rather
- * than `&&`, which Windows PowerShell 5.1 doesn't have).
+ * The command a host registered as `hostName` is typed as, which is also its package's name, by the host's own
+ * rule (src/host_name.rs): `llm-cache-host` for the default host, else the name's last part with `_` as `-`
+ * (`com.example.mail_cache`: `mail-cache`).
  */
-export function sourceInstallCommand(extensionId: string, os: string, browser: BrowserFamily = browserOf(extensionId)): string {
-  const args = idArguments(extensionId, os, browser);
+export function hostCommand(hostName: string = NATIVE_HOST_NAME): string {
+  if (hostName === NATIVE_HOST_NAME) return "llm-cache-host";
+  return (hostName.split(".").pop() ?? hostName).replace(/_/g, "-");
+}
+
+/**
+ * The `install` argument that names a host other than the default (` --host-name com.example.mail_cache`, with
+ * its leading space), or "" for the default. Given every time, it makes any build of the binary register under
+ * that name, whatever name it was built with.
+ */
+export function hostNameArgument(hostName: string = NATIVE_HOST_NAME): string {
+  return hostName === NATIVE_HOST_NAME ? "" : ` --host-name ${hostName}`;
+}
+
+/**
+ * The command that builds the host from a checkout of its source and installs it for this id (as `hostName`),
+ * as typed on `os`: install.sh (bash) on Linux and macOS; on Windows, in PowerShell, cargo and then, if the
+ * build succeeded, the built binary's own `install` (install.sh needs bash, which Windows lacks; `if ($?)`
+ * rather than `&&`, which Windows PowerShell 5.1 doesn't have).
+ */
+export function sourceInstallCommand(
+  extensionId: string,
+  os: string,
+  browser: BrowserFamily = browserOf(extensionId),
+  hostName: string = NATIVE_HOST_NAME,
+): string {
+  const args = `${idArguments(extensionId, os, browser)}${hostNameArgument(hostName)}`;
   return os === "win" ? `cargo build --release; if ($?) { .\\target\\release\\llm-cache-host.exe install ${args} }` : `./install.sh ${args}`;
 }

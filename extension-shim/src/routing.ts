@@ -71,7 +71,7 @@ import type {
   UpdateRequest,
   WriteRequest,
 } from "./protocol.js";
-import { LIST_DEFAULT_LIMIT } from "./protocol.js";
+import { LIST_DEFAULT_LIMIT, NATIVE_HOST_NAME } from "./protocol.js";
 import { withLock } from "./locks.js";
 import { IN_BROWSER_CHOSEN, hostProblemText, type CacheStatus, type StatusOptions } from "./status.js";
 import type { KeyValueStore } from "./storage-area.js";
@@ -402,12 +402,14 @@ export class RoutingBackend implements CacheBackend {
     if (options.recheck) await this.#recheckHost();
     else await this.#checkHost();
     const state = this.#hostState;
+    // A host backend other than the native client (a test's) has no name of its own: the default one is meant.
+    const hostName = (this.#host as { hostName?: string }).hostName ?? NATIVE_HOST_NAME;
     if (state.state === "up") {
-      return { backend: "host", host: { version: state.hello.hostVersion, protocolVersion: state.hello.protocolVersion } };
+      return { backend: "host", hostName, host: { version: state.hello.hostVersion, protocolVersion: state.hello.protocolVersion } };
     }
     // After a check the host is known to be up or down.
     const error = state.state === "down" ? state.error : undefined;
-    return { backend: this.#defaultBackend().kind, hostProblem: hostProblemText(error) };
+    return { backend: this.#defaultBackend().kind, hostName, hostProblem: hostProblemText(error, undefined, undefined, hostName, options.advice) };
   }
 
   /**

@@ -10,12 +10,17 @@
 
 import type { BackendKind } from "./backend.js";
 import { ProtocolVersionError, RequestTimeoutError } from "./errors.js";
-import { browserOf, sourceInstallCommand } from "./install-command.js";
+import { browserOf, hostCommand, hostNameArgument, sourceInstallCommand } from "./install-command.js";
 import { NATIVE_HOST_NAME } from "./protocol.js";
 
 export interface CacheStatus {
   /** The backend new sessions go to now. (A session already under way stays where its first item went.) */
   backend: BackendKind;
+  /**
+   * The native host's name, which the cache connects to (`createLlmCache({ hostName })`, `com.browserx.llm_cache`
+   * by default); absent when the extension chose the in-browser backend and no host is asked.
+   */
+  hostName?: string;
   /** The host's release and protocol version, when it answered its handshake. */
   host?: { version: string; protocolVersion: number };
   /** Why new sessions don't go to the host, and what to do about it; absent when they do. */
@@ -29,6 +34,13 @@ export interface StatusOptions {
    * an open port's handshake answers, and a host that was down is asked again anyway.
    */
   recheck?: boolean;
+  /**
+   * Whom `hostProblem`'s remedy is for. "source" (the default) is the extension's developer, who has the host's
+   * source: it gives the command that builds and installs the host from a checkout. "install page" is the
+   * extension's user, reading the install page, whose own steps (release files, each with its command) are the
+   * remedy: it points at them instead.
+   */
+  advice?: "source" | "install page";
 }
 
 /** What browsers say when a native port can't be used, by the remedy each calls for. */
@@ -49,13 +61,25 @@ export const IN_BROWSER_CHOSEN =
  * the extension's id (chrome.runtime.id by default), which the install command needs with its browser's flag
  * (an add-on id in Firefox, whose shape says so); `os` is the OS the command is typed on
  * (`chrome.runtime.getPlatformInfo().os`'s names; by default the one `navigator.platform` names), whose shell
- * the id is quoted for.
+ * the id is quoted for; `hostName` is the host the cache connects to, which the texts and commands name; `advice`
+ * says whom the remedy is for (StatusOptions.advice).
  */
-export function hostProblemText(error: unknown, extensionId = currentExtensionId(), os = currentOs()): string {
+export function hostProblemText(
+  error: unknown,
+  extensionId = currentExtensionId(),
+  os = currentOs(),
+  hostName: string = NATIVE_HOST_NAME,
+  advice: StatusOptions["advice"] = "source",
+): string {
   const message = error instanceof Error ? error.message : String(error);
   const id = extensionId ?? "<this extension's id>";
   const firefox = extensionId !== undefined && browserOf(extensionId) === "firefox";
-  const install = extensionId === undefined ? `./install.sh --extension-id ${id}` : sourceInstallCommand(extensionId, os);
+  const install =
+    extensionId === undefined
+      ? `./install.sh --extension-id ${id}${hostNameArgument(hostName)}`
+      : sourceInstallCommand(extensionId, os, undefined, hostName);
+  const command = hostCommand(hostName);
+  const onPage = advice === "install page";
   // Firefox's manifests list add-on ids, Chrome's extension origins.
   const [allowList, allowed] = firefox ? ["allowed_extensions", id] : ["allowed_origins", `chrome-extension://${id}/`];
   if (error instanceof ProtocolVersionError) {
@@ -63,33 +87,34 @@ export function hostProblemText(error: unknown, extensionId = currentExtensionId
     const older = typeof hostVersion === "number" && hostVersion < Number(error.expected);
     return older
       ? `the native host is too old: it speaks protocol version ${hostVersion} and this extension needs version ${error.expected}; ` +
-          `update it (pull llm-cache-host's source, then run ${install} again)`
+          (onPage ? `update it with the steps below` : `update it (pull llm-cache-host's source, then run ${install} again)`)
       : `the native host speaks protocol version ${String(hostVersion)}, which this extension (version ${error.expected}) doesn't know; ` +
           `update the extension, or install the host of the extension's release`;
   }
   if (includesAny(message, BROWSER_TEXTS.notFound)) {
     return (
       // Firefox says "not found" too when a manifest is there but doesn't allow the add-on.
-      `the native host is not installed: the browser found no manifest for ${NATIVE_HOST_NAME}` +
+      `the native host is not installed: the browser found no manifest for ${hostName}` +
       (firefox ? ` whose ${allowList} lists ${allowed}` : "") +
       ", or the binary it names is missing. " +
-      `Install it from llm-cache-host's source with ${install}; \`llm-cache-host doctor\` then checks each step`
+      (onPage ? "Install it with the steps below" : `Install it from llm-cache-host's source with ${install}`) +
+      `; \`${command} doctor\` then checks each step`
     );
   }
   if (includesAny(message, BROWSER_TEXTS.forbidden)) {
     return (
       `the native host is installed but not allowed for this extension's id (${id}): its manifest's ${allowList} doesn't list ${allowed}. ` +
-      `Install it again with ${install}`
+      (onPage ? "Register it for this extension with the steps below" : `Install it again with ${install}`)
     );
   }
   if (includesAny(message, BROWSER_TEXTS.crashed)) {
     return (
-      `the native host crashed at start (the browser said: ${quoted(message)}). Run \`llm-cache-host doctor\`, which checks ` +
+      `the native host crashed at start (the browser said: ${quoted(message)}). Run \`${command} doctor\`, which checks ` +
       "that it answers hello; its log (<data dir>/logs/host.<date>.log) says why it stopped"
     );
   }
   if (error instanceof RequestTimeoutError) {
-    return `the native host didn't answer its handshake (${message}). Run \`llm-cache-host doctor\` to see where it hangs`;
+    return `the native host didn't answer its handshake (${message}). Run \`${command} doctor\` to see where it hangs`;
   }
   if (message.startsWith("can't connect to the native host")) {
     return `the extension can't use native messaging (${message}): add "nativeMessaging" to the permissions in its manifest.json`;

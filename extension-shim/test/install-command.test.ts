@@ -24,8 +24,10 @@ import {
   shellWord,
   sourceInstallCommand,
 } from "../src/install-command.js";
+import { ProtocolVersionError } from "../src/errors.js";
 import { createLlmCache } from "../src/llm-cache.js";
 import { HOST_RELEASE, installWays } from "../src/pages/install-steps.js";
+import { releaseFile, tarballFolder } from "../src/pages/release-files.js";
 import { hostProblemText, osOfPlatform } from "../src/status.js";
 import { HOST_BINARY, hostConnector } from "./helpers/chrome-port.js";
 import { MemoryStorage } from "./helpers/memory-storage.js";
@@ -145,8 +147,10 @@ describe("the install page's commands", () => {
       `tar xzf ${tarball}.tar.gz && cd ${tarball} && ./llm-cache-host install --firefox-extension-id '@name'`,
       "./install.sh --firefox-extension-id '@name'",
     ]);
+    const macos = `llm-cache-host-${HOST_RELEASE}-universal2-macos`;
     assert.deepEqual(commands("mac", GUID), [
-      `./llm-cache-host install --firefox-extension-id '${GUID}'`,
+      `xattr -c ${macos}.tar.gz && tar xzf ${macos}.tar.gz && cd ${macos} && ./llm-cache-host install --firefox-extension-id '${GUID}'`,
+      `xattr -c llm-cache-host && ./llm-cache-host install --firefox-extension-id '${GUID}'`,
       `./install.sh --firefox-extension-id '${GUID}'`,
     ]);
     assert.deepEqual(commands("win", GUID), [
@@ -171,6 +175,22 @@ describe("status()'s advice", () => {
     assert.ok(text.includes("whose allowed_extensions lists @name"), text);
     const forbidden = hostProblemText(new Error("Access to the specified native messaging host is forbidden."), GUID, "mac");
     assert.ok(forbidden.includes(`allowed_extensions doesn't list ${GUID}. Install it again with ./install.sh --firefox-extension-id '${GUID}'`), forbidden);
+  });
+
+  it("on the install page, points at its steps rather than a checkout of the host's source", () => {
+    const forbidden = new Error("Access to the specified native messaging host is forbidden.");
+    const older = new ProtocolVersionError(1, 0);
+    for (const os of ["linux", "mac", "win"]) {
+      for (const error of [NOT_FOUND, forbidden, older]) {
+        const forDeveloper = hostProblemText(error, DEMO_EXTENSION_ID, os);
+        const forUser = hostProblemText(error, DEMO_EXTENSION_ID, os, undefined, "install page");
+        assert.match(forDeveloper, /source|install\.sh|cargo/, forDeveloper);
+        assert.doesNotMatch(forUser, /source|install\.sh|cargo|checkout/, forUser);
+        assert.match(forUser, /with the steps below/, forUser);
+      }
+    }
+    assert.ok(hostProblemText(forbidden, DEMO_EXTENSION_ID, "linux", undefined, "install page").endsWith(
+      `doesn't list chrome-extension://${DEMO_EXTENSION_ID}/. Register it for this extension with the steps below`));
   });
 
   it("gives Windows the PowerShell command, with the id quoted", () => {
@@ -203,7 +223,8 @@ describe("status()'s advice", () => {
 
 /**
  * A temporary machine: a home, a data directory, and on PATH the host binary as `llm-cache-host` (an installed
- * one) and a stand-in `cargo` that builds nothing, so that install.sh's build is the binary already built.
+ * one), a stand-in `cargo` that builds nothing, so that install.sh's build is the binary already built, and a
+ * stand-in for macOS's `xattr` that takes only what the macOS steps need, `-c` and a file that is there.
  */
 function machine(): { root: string; env: NodeJS.ProcessEnv; remove: () => void } {
   const root = mkdtempSync(join(tmpdir(), "llm-cache-commands-"));
@@ -212,7 +233,8 @@ function machine(): { root: string; env: NodeJS.ProcessEnv; remove: () => void }
   mkdirSync(join(root, "home"));
   writeFileSync(join(bin, "llm-cache-host"), `#!/bin/sh\nexec '${HOST_BINARY}' "$@"\n`);
   writeFileSync(join(bin, "cargo"), "#!/bin/sh\n# The release binary is already in place.\nexit 0\n");
-  for (const name of ["llm-cache-host", "cargo"]) chmodSync(join(bin, name), 0o755);
+  writeFileSync(join(bin, "xattr"), '#!/bin/sh\n[ $# -eq 2 ] && [ "$1" = -c ] && [ -f "$2" ] || { echo "xattr: expected -c FILE, got: $*" >&2; exit 1; }\n');
+  for (const name of ["llm-cache-host", "cargo", "xattr"]) chmodSync(join(bin, name), 0o755);
   const env = {
     PATH: `${bin}:/usr/bin:/bin`,
     HOME: join(root, "home"),
@@ -223,16 +245,20 @@ function machine(): { root: string; env: NodeJS.ProcessEnv; remove: () => void }
 }
 
 /**
- * The folders the commands run in, as a person has them: the release tarball (holding the binary), the folder
- * the macOS tarball was unpacked in, and a checkout with install.sh, its id rules and the built binary.
+ * The folders the commands run in, as a person has them: the Linux and macOS release tarballs (each holding the
+ * binary in a folder of its name), the folder a browser unpacked the macOS tarball in, and a checkout with
+ * install.sh, its id rules and the built binary.
  */
 function stage(root: string): void {
   const repo = fileURLToPath(new URL("../../../", import.meta.url));
-  const folder = join(root, "downloads", `llm-cache-host-${HOST_RELEASE}-x86_64-linux`);
-  mkdirSync(folder, { recursive: true });
-  writeFileSync(join(folder, "llm-cache-host"), `#!/bin/sh\nexec '${HOST_BINARY}' "$@"\n`, { mode: 0o755 });
-  execFileSync("tar", ["czf", `${folder}.tar.gz`, "-C", join(root, "downloads"), `llm-cache-host-${HOST_RELEASE}-x86_64-linux`]);
-  rmSync(folder, { recursive: true });
+  for (const key of ["tarballX86_64", "macosTarball"] as const) {
+    const name = tarballFolder(releaseFile(key, HOST_RELEASE));
+    const folder = join(root, "downloads", name);
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, "llm-cache-host"), `#!/bin/sh\nexec '${HOST_BINARY}' "$@"\n`, { mode: 0o755 });
+    execFileSync("tar", ["czf", `${folder}.tar.gz`, "-C", join(root, "downloads"), name]);
+    rmSync(folder, { recursive: true });
+  }
   copyFileSync(join(root, "bin/llm-cache-host"), join(root, "downloads/llm-cache-host"));
   chmodSync(join(root, "downloads/llm-cache-host"), 0o755);
   const checkout = join(root, "checkout");

@@ -46,15 +46,25 @@ describe("install steps", () => {
     assert.deepEqual(installWays({ os: "linux", arch: "aarch64", extensionId: id }).map((way) => way.title), ["Debian or Ubuntu (aarch64)", "Any Linux (aarch64)"]);
   });
 
-  it("on macOS and Windows: the binary's install for this id", () => {
-    assert.deepEqual(commands({ os: "mac" }), [`./llm-cache-host install --extension-id ${id}`]);
+  it("on macOS: the universal2 tarball, its quarantine mark cleared, unpacked, and its binary's install for this id", () => {
+    const folder = `llm-cache-host-${HOST_RELEASE}-universal2-macos`;
+    assert.deepEqual(commands({ os: "mac" }), [
+      `xattr -c ${folder}.tar.gz && tar xzf ${folder}.tar.gz && cd ${folder} && ./llm-cache-host install --extension-id ${id}`,
+      `xattr -c llm-cache-host && ./llm-cache-host install --extension-id ${id}`,
+    ]);
+    assert.deepEqual(titles("mac"), ["macOS (Intel or Apple silicon)"]);
+    assert.equal(words(installWays({ os: "mac", extensionId: id })[0]?.steps[1]), `If your browser unpacked it already, in Terminal, in the folder ${folder}:`);
+  });
+
+  it("on Windows: the zip, then the .exe double-clicked or its install for this id in PowerShell", () => {
     assert.deepEqual(commands({ os: "win" }), [`.\\llm-cache-host.exe install --extension-id ${id}`]);
+    assert.match(words(installWays({ os: "win", extensionId: id })[0]?.steps[0]) ?? "", new RegExp(`double-click llm-cache-host\\.exe, answer y, and give it this extension's id, ${id} `));
   });
 
   it("show building from source only when the developer asks for it", () => {
     assert.deepEqual(titles("linux"), ["Debian or Ubuntu (x86_64)", "Any Linux (x86_64)"]);
     assert.deepEqual(titles("linux", { showFromSource: true }), ["Debian or Ubuntu (x86_64)", "Any Linux (x86_64)", "From source (needs Rust)"]);
-    assert.deepEqual(commands({ os: "mac" }, { showFromSource: true })[1], `./install.sh --extension-id ${id}`);
+    assert.deepEqual(commands({ os: "mac" }, { showFromSource: true }).at(-1), `./install.sh --extension-id ${id}`);
     assert.deepEqual(commands({ os: "win" }, { showFromSource: true })[1],
       `cargo build --release; if ($?) { .\\target\\release\\llm-cache-host.exe install --extension-id ${id} }`);
     for (const os of ["linux", "mac", "win"]) {
@@ -67,8 +77,8 @@ describe("install steps", () => {
     const [deb, tarball] = installWays({ os: "linux", extensionId: id });
     assert.equal(words(deb?.steps[0]), `Ask this extension's developer for llm-cache-host_${HOST_RELEASE}_amd64.deb, then in its folder:`);
     assert.equal(words(tarball?.steps[0]), `Ask this extension's developer for llm-cache-host-${HOST_RELEASE}-x86_64-linux.tar.gz, then in its folder:`);
-    assert.equal(words(installWays({ os: "mac", extensionId: id })[0]?.steps[0]), "Ask this extension's developer for the macOS tarball of llm-cache-host and unpack it, then in its folder:");
-    assert.equal(words(installWays({ os: "win", extensionId: id })[0]?.steps[0]), "Ask this extension's developer for the zip of llm-cache-host.exe and unpack it, then in its folder, in PowerShell:");
+    assert.match(words(installWays({ os: "mac", extensionId: id })[0]?.steps[0]) ?? "", new RegExp(`^Ask this extension's developer for llm-cache-host-${HOST_RELEASE}-universal2-macos\\.tar\\.gz, then in Terminal, in its folder \\(xattr -c clears`));
+    assert.match(words(installWays({ os: "win", extensionId: id })[0]?.steps[0]) ?? "", new RegExp(`^Ask this extension's developer for llm-cache-host-${HOST_RELEASE}-x86_64-windows\\.zip and unpack it \\(right-click it, Extract All\\)\\.`));
     for (const os of ["linux", "mac", "win"]) assert.doesNotMatch(JSON.stringify(installWays({ os, extensionId: id })), /llm-cache-host release/, os);
   });
 
@@ -90,15 +100,46 @@ describe("install steps", () => {
     assert.equal(words(arm?.steps[0]), `Download [llm-cache-host_${HOST_RELEASE}_arm64.deb](https://mail.example/releases/latest), then in its folder:`);
     assert.equal(arm?.steps[0]?.command, `sudo apt install ./llm-cache-host_${HOST_RELEASE}_arm64.deb`);
     // A name with characters file names don't usually have is not put in a command.
-    assert.equal(words(installWays({ os: "win", extensionId: id }, { downloads })[0]?.steps[0]),
-      "Download [the zip of llm-cache-host.exe](https://mail.example/dl/mail%20cache.zip) and unpack it, then in its folder, in PowerShell:");
-    assert.equal(words(installWays({ os: "mac", extensionId: id }, { downloads })[0]?.steps[0]),
-      "Download [mail-cache-macos.tar.gz](https://mail.example/dl/mail-cache-macos.tar.gz) and unpack it, then in its folder:");
+    assert.match(words(installWays({ os: "win", extensionId: id }, { downloads })[0]?.steps[0]) ?? "",
+      new RegExp(`^Download \\[llm-cache-host-${HOST_RELEASE}-x86_64-windows\\.zip\\]\\(https://mail\\.example/dl/mail%20cache\\.zip\\) and unpack it`));
+    const mac = installWays({ os: "mac", extensionId: id }, { downloads })[0];
+    assert.match(words(mac?.steps[0]) ?? "", /^Download \[mail-cache-macos\.tar\.gz\]\(https:\/\/mail\.example\/dl\/mail-cache-macos\.tar\.gz\), then in Terminal/);
+    assert.equal(mac?.steps[0]?.command, `xattr -c mail-cache-macos.tar.gz && tar xzf mail-cache-macos.tar.gz && cd mail-cache-macos && ./llm-cache-host install --extension-id ${id}`);
   });
 
   it("in Firefox, with the add-on id's own flag", () => {
     assert.deepEqual(installWays({ os: "linux", extensionId: "addon@example.org", browser: "firefox" })[1]?.steps[0]?.command,
       `tar xzf llm-cache-host-${HOST_RELEASE}-x86_64-linux.tar.gz && cd llm-cache-host-${HOST_RELEASE}-x86_64-linux && ./llm-cache-host install --firefox-extension-id 'addon@example.org'`);
+  });
+
+  it("for a host of the developer's own name: its release files and command, and --host-name in every install", () => {
+    const hostName = "com.example.mail_cache";
+    const ways = (os: string) => commands({ os }, { hostName, showFromSource: true });
+    const args = `--extension-id ${id} --host-name com.example.mail_cache`;
+    assert.deepEqual(ways("linux"), [
+      `sudo apt install ./mail-cache_${HOST_RELEASE}_amd64.deb`,
+      `mail-cache install ${args}`,
+      `tar xzf mail-cache-${HOST_RELEASE}-x86_64-linux.tar.gz && cd mail-cache-${HOST_RELEASE}-x86_64-linux && ./mail-cache install ${args}`,
+      `./install.sh ${args}`,
+    ]);
+    const macFolder = `mail-cache-${HOST_RELEASE}-universal2-macos`;
+    assert.deepEqual(ways("mac"), [
+      `xattr -c ${macFolder}.tar.gz && tar xzf ${macFolder}.tar.gz && cd ${macFolder} && ./mail-cache install ${args}`,
+      `xattr -c mail-cache && ./mail-cache install ${args}`,
+      `./install.sh ${args}`,
+    ]);
+    assert.deepEqual(ways("win"), [
+      `.\\mail-cache.exe install ${args}`,
+      `cargo build --release; if ($?) { .\\target\\release\\llm-cache-host.exe install ${args} }`,
+    ]);
+    // The files the user is asked for are the developer's, on ARM too.
+    const [deb, tarball] = installWays({ os: "linux", arch: "arm64", extensionId: id }, { hostName });
+    assert.equal(words(deb?.steps[0]), `Ask this extension's developer for mail-cache_${HOST_RELEASE}_arm64.deb, then in its folder:`);
+    assert.equal(words(tarball?.steps[0]), `Ask this extension's developer for mail-cache-${HOST_RELEASE}-aarch64-linux.tar.gz, then in its folder:`);
+    assert.match(words(installWays({ os: "win", extensionId: id }, { hostName })[0]?.steps[0]) ?? "",
+      new RegExp(`^Ask this extension's developer for mail-cache-${HOST_RELEASE}-x86_64-windows\\.zip and unpack it \\(right-click it, Extract All\\)\\. In the unpacked folder, double-click mail-cache\\.exe,`));
+    // The default host's commands name no host.
+    assert.ok(commands({ os: "linux" }, { showFromSource: true }).every((command) => !command.includes("--host-name")));
   });
 
   it("none where browsers can't start native hosts", () => {
@@ -111,17 +152,26 @@ describe("the pages' settings (llm-cache-pages.json)", () => {
   it("take every setting, checked", () => {
     const config = {
       extensionName: "Mail Agent",
+      hostName: "com.example.mail_cache",
       showFromSource: true,
       downloads: Object.fromEntries(DOWNLOAD_KEYS.map((key) => [key, `https://mail.example/${key}`])),
     };
     assert.deepEqual(checkPagesConfig(config), config);
     assert.deepEqual(checkPagesConfig({}), {});
+    for (const hostName of ["com.browserx.llm_cache", "a.bc", `com.${"a".repeat(124)}`]) assert.deepEqual(checkPagesConfig({ hostName }), { hostName });
   });
 
   it("refuse a misspelt key, a link that isn't a web address, and wrong types, saying what is expected", () => {
     const refusals: Array<[unknown, RegExp]> = [
       [[], /^llm-cache-pages\.json must hold a JSON object, not \[\]$/],
-      [{ downlods: {} }, /no setting "downlods"; the settings are extensionName, downloads, showFromSource$/],
+      [{ downlods: {} }, /no setting "downlods"; the settings are extensionName, hostName, downloads, showFromSource$/],
+      // The host's own rule, as createLlmCache({ hostName }) checks it.
+      [{ hostName: "Com.Example.Mail" }, /^llm-cache-pages\.json: hostName must be a host name, a host name is Chrome's: lowercase letters, .*e\.g\. com\.example\.mail_cache; it is "Com\.Example\.Mail"$/],
+      [{ hostName: "mail_cache" }, /hostName must be a host name/],
+      [{ hostName: "com.example.mail-cache" }, /hostName must be a host name/],
+      [{ hostName: "com.other.llm_cache_host" }, /hostName must be a host name/],
+      [{ hostName: `com.${"a".repeat(125)}` }, /hostName must be a host name/],
+      [{ hostName: 7 }, /hostName must be a host name, .*; it is number$/],
       [{ downloads: { deb: "https://x.example/a.deb" } }, /downloads has no key "deb"; the keys are debAmd64, debArm64, /],
       [{ downloads: { debAmd64: "javascript:alert(1)" } }, /downloads\.debAmd64 must be an https:\/\/ address .*, not "javascript:alert\(1\)"$/],
       [{ downloads: { debAmd64: "file:///etc/passwd" } }, /downloads\.debAmd64 must be an https:\/\/ address/],

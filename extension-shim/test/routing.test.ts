@@ -187,7 +187,7 @@ describe("status()", () => {
     const cache = world(t, { installed: true }).worker();
     const status = await cache.status();
     const hello = await cache.client.hello();
-    assert.deepEqual(status, { backend: "host", host: { version: hello.hostVersion, protocolVersion: 1 } });
+    assert.deepEqual(status, { backend: "host", hostName: "com.browserx.llm_cache", host: { version: hello.hostVersion, protocolVersion: 1 } });
     assert.equal(hello.backend, "host");
   });
 
@@ -232,6 +232,50 @@ describe("status()", () => {
     );
   });
 
+  it("connects to the host name it is given, and names that host and its command in what it says", async (t) => {
+    const dir = tempDir();
+    t.after(() => dir.remove());
+    const hostName = "com.example.mail_cache";
+    const connect = hostConnector({ dataDir: dir.path, hostName });
+    const mine = createLlmCache({ storage: new MemoryStorage(), connect, hostName, fallback: false });
+    t.after(() => mine.client.close());
+    const status = await mine.status();
+    assert.equal(status.backend, "host");
+    assert.equal(status.hostName, hostName);
+    assert.equal(status.hostProblem, undefined);
+    assert.equal(status.host?.protocolVersion, 1);
+
+    // The default name finds no manifest where only the developer's host is registered, and the other way round.
+    const demo = createLlmCache({ storage: new MemoryStorage(), connect, fallback: false });
+    assert.match((await demo.status()).hostProblem ?? "", /^the native host is not installed: the browser found no manifest for com\.browserx\.llm_cache,/);
+    const elsewhere = createLlmCache({ storage: new MemoryStorage(), connect: hostConnector({ dataDir: dir.path }), hostName, fallback: false });
+    assert.deepEqual(await elsewhere.status(), {
+      backend: "host",
+      hostName,
+      hostProblem:
+        `the native host is not installed: the browser found no manifest for ${hostName}, or the binary it names is missing. ` +
+        `Install it from llm-cache-host's source with ./install.sh --extension-id ${DEMO_EXTENSION_ID} --host-name ${hostName}; ` +
+        "`mail-cache doctor` then checks each step",
+    });
+    // On the install page, for the extension's users, the remedy is the page's own steps, not a source checkout.
+    const onPage = await elsewhere.status({ advice: "install page" });
+    assert.equal(
+      onPage.hostProblem,
+      `the native host is not installed: the browser found no manifest for ${hostName}, or the binary it names is missing. ` +
+        "Install it with the steps below; `mail-cache doctor` then checks each step",
+    );
+  });
+
+  it("refuses a host name no host could be installed under, saying the rule, before connecting", () => {
+    for (const hostName of ["Com.Example.Mail", "mail_cache", "com.example.mail-cache", "com..x", "com.x.llm_cache_host"]) {
+      assert.throws(
+        () => createLlmCache({ storage: new MemoryStorage(), hostName, connect: () => assert.fail("connected") }),
+        (error: unknown) => error instanceof TypeError && error.message.startsWith("hostName must be a host name, a host name is Chrome's: lowercase letters") && error.message.endsWith(`; it is ${JSON.stringify(hostName)}`),
+        hostName,
+      );
+    }
+  });
+
   it("says the host is not allowed for this extension's id", async (t) => {
     const dir = tempDir();
     t.after(() => dir.remove());
@@ -239,6 +283,7 @@ describe("status()", () => {
     const cache = createLlmCache({ storage: new MemoryStorage(), connect, fallback: false });
     assert.deepEqual(await cache.status(), {
       backend: "host",
+      hostName: "com.browserx.llm_cache",
       hostProblem:
         `the native host is installed but not allowed for this extension's id (${DEMO_EXTENSION_ID}): its manifest's ` +
         `allowed_origins doesn't list chrome-extension://${DEMO_EXTENSION_ID}/. Install it again with ./install.sh --extension-id ${DEMO_EXTENSION_ID}`,

@@ -29,13 +29,13 @@ arm64_check_setup() {
   fi
 }
 
-# arm64_build <target dir>: builds the arm64 release binary in <target dir> (cargo's --target-dir, so that a
-# build with another host name keeps its own folder) and prints its path. The environment goes to cargo
-# as it is, so LLM_CACHE_HOST_NAME bakes a host name in as for the native build.
+# arm64_build: builds the arm64 release binary and prints its path. The environment goes to cargo as it is,
+# so LLM_CACHE_HOST_NAME bakes a host name in as for the native build. It stays in cargo's default target
+# folder whatever the name: only the top crate is rebuilt for another name, and
+# target/aarch64-unknown-linux-gnu is no default host anyone installs from.
 arm64_build() {
-  local target_dir=$1
-  arm64_cargo build --release --locked --quiet --target-dir "$target_dir" >&2
-  echo "$target_dir/$ARM64_TARGET/release/llm-cache-host"
+  arm64_cargo build --release --locked --quiet >&2
+  echo "target/$ARM64_TARGET/release/llm-cache-host"
 }
 
 # symbol_depends <binary>: the .deb's Depends for a glibc binary of any architecture, from the ELF itself.

@@ -10,7 +10,8 @@
 #     over half an hour (measured: the unit tests alone 5 min, against 19 s optimized).
 #  2. scripts/release.sh's arm64 .deb and tarball: the package's fields, the same files, modes and manifests
 #     as the native .deb, the binary the tests drove, answering hello over pipes, Depends that name the
-#     packages dpkg-shlibdeps names for the native binary, and the checksums.
+#     packages dpkg-shlibdeps names for the native binary, and the checksums; and with a developer's own
+#     --host-name, the arm64 files named after it and the name baked into their binary.
 # The machine needs scripts/cross/setup-linux-arm64.sh once.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -31,13 +32,13 @@ grep -qx enabled /proc/sys/fs/binfmt_misc/qemu-aarch64 2>/dev/null \
 echo "test-linux-arm64: the unit tests, built for arm64, under qemu-user"
 arm64_cargo test --release --locked --quiet --lib --bins
 echo "test-linux-arm64: the integration tests, against the arm64 release binary under qemu-user"
-tested=$(arm64_build target)
+tested=$(unset LLM_CACHE_HOST_NAME; arm64_build)
 LLM_CACHE_TEST_BINARY=$PWD/$tested cargo test --locked --quiet --test '*'
 
 echo "test-linux-arm64: the release's arm64 files"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-scripts/release.sh --out "$out/dist" >/dev/null
+scripts/release.sh --targets linux,linux-arm64 --out "$out/dist" >/dev/null
 version=$(target/release/llm-cache-host --version | sed -n 's/^llm-cache-host //p')
 deb=$out/dist/llm-cache-host_${version}_arm64.deb
 native_deb=$out/dist/llm-cache-host_${version}_$(dpkg --print-architecture).deb
@@ -88,4 +89,19 @@ done <<<"$symbols"
 for file in "$deb" "$tarball"; do
   grep -q " $(basename "$file")\$" "$out/dist/SHA256SUMS" || fail "SHA256SUMS has no line for $(basename "$file")"
 done
-echo "test-linux-arm64: ok: $(basename "$deb") ($(dpkg-deb -f "$deb" Depends)) and $(basename "$tarball")"
+
+# A developer's own host name reaches the arm64 files too: named after it, with it baked into the binary.
+scripts/release.sh --targets linux,linux-arm64 --host-name com.example.mail_cache --extension-id abcdefghijklmnopabcdefghijklmnop \
+  --out "$out/vendor" >/dev/null
+vendor_deb=$out/vendor/mail-cache_${version}_arm64.deb
+[ -f "$vendor_deb" ] && [ -f "$out/vendor/mail-cache-$version-aarch64-linux.tar.gz" ] \
+  || fail "release.sh --host-name com.example.mail_cache wrote $(ls "$out/vendor"), not mail-cache's arm64 files"
+dpkg-deb -x "$vendor_deb" "$out/vendor-arm64"
+vendor_binary=$out/vendor-arm64/usr/bin/mail-cache
+readelf -h "$vendor_binary" | grep -q 'Machine: *AArch64' || fail "$vendor_binary is not an arm64 ELF"
+"$vendor_binary" manifest --browser chromium --path /usr/bin/mail-cache --extension-id abcdefghijklmnopabcdefghijklmnop \
+  | grep -qF '"name": "com.example.mail_cache",' || fail "the arm64 mail-cache binary was not built for com.example.mail_cache"
+[ -f "$out/vendor-arm64/etc/chromium/native-messaging-hosts/com.example.mail_cache.json" ] \
+  || fail "$vendor_deb has no com.example.mail_cache.json manifest"
+
+echo "test-linux-arm64: ok: $(basename "$deb") ($(dpkg-deb -f "$deb" Depends)), $(basename "$tarball") and mail-cache's"

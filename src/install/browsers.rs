@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::manifest;
+use crate::host_name::HostName;
 use crate::paths::{self, Os};
 
 /// A browser we know how to register with.
@@ -182,25 +182,34 @@ impl fmt::Display for Location {
     }
 }
 
-/// The OS and a snapshot of the environment: everything the tables depend on.
+/// The OS, a snapshot of the environment and the host being set up: everything the tables depend on.
 #[derive(Debug, Clone)]
 pub struct Platform {
     /// Whose conventions apply.
     pub os: Os,
     /// The environment variables.
     vars: HashMap<String, OsString>,
+    /// The host whose manifests, folders and registry keys these are.
+    pub host: HostName,
 }
 
 impl Platform {
-    /// A platform for `os` with these variables (tests describe other machines this way).
+    /// A platform for `os` with these variables, for the default host (tests describe other machines
+    /// this way).
     pub fn new(os: Os, vars: &[(&str, &str)]) -> Platform {
-        Platform { os, vars: vars.iter().map(|(k, v)| (k.to_string(), OsString::from(v))).collect() }
+        let vars = vars.iter().map(|(k, v)| (k.to_string(), OsString::from(v))).collect();
+        Platform { os, vars, host: HostName::default_host() }
     }
 
-    /// This machine.
+    /// This machine, for the host this binary is.
     pub fn current() -> Platform {
         let vars = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v))).collect();
-        Platform { os: Os::current(), vars }
+        Platform { os: Os::current(), vars, host: HostName::current() }
+    }
+
+    /// The same machine, for the host `host` (`--host-name`).
+    pub fn with_host(self, host: HostName) -> Platform {
+        Platform { host, ..self }
     }
 
     /// A variable, if set and not empty.
@@ -215,19 +224,21 @@ impl Platform {
 
     /// Linux: `$XDG_CONFIG_HOME` if absolute, else `~/.config` (Chromium's rule for its user data).
     pub fn config_home(&self) -> Option<PathBuf> {
-        self.var("XDG_CONFIG_HOME").filter(|dir| dir.is_absolute()).or_else(|| Some(self.home()?.join(".config")))
+        self.var("XDG_CONFIG_HOME")
+            .filter(|dir| paths::is_linux_absolute(dir))
+            .or_else(|| Some(self.home()?.join(".config")))
     }
 
     /// Linux: `$XDG_DATA_HOME` if absolute, else `~/.local/share`.
     pub fn data_home(&self) -> Option<PathBuf> {
         self.var("XDG_DATA_HOME")
-            .filter(|dir| dir.is_absolute())
+            .filter(|dir| paths::is_linux_absolute(dir))
             .or_else(|| Some(self.home()?.join(".local").join("share")))
     }
 
     /// The host's data directory, by [`paths::data_dir_for`]'s rules.
     pub fn data_dir(&self) -> Option<PathBuf> {
-        paths::data_dir_for(self.os, |name| self.vars.get(name).cloned())
+        paths::data_dir_for(self.os, self.host.folder(), |name| self.vars.get(name).cloned())
     }
 }
 
@@ -241,7 +252,7 @@ impl fmt::Display for Unresolved {
     }
 }
 
-/// Where `browser` looks for our manifest at `scope` on `platform`.
+/// Where `browser` looks for the manifest of `platform`'s host at `scope`.
 ///
 /// On Windows the manifest file itself lives where [`windows_manifest_dir`] says, under `base` (the
 /// folder `install` keeps its own files in for this scope).
@@ -254,7 +265,7 @@ pub fn manifest_location(
     platform: &Platform,
     base: &Path,
 ) -> Result<Location, Unresolved> {
-    let file = |dir: PathBuf| Location::File { manifest: dir.join(manifest::file_name()) };
+    let file = |dir: PathBuf| Location::File { manifest: dir.join(platform.host.manifest_file()) };
     let missing = |what: &str| Unresolved(format!("can't tell where {browser} looks for hosts: {what} is not set"));
     Ok(match (platform.os, scope) {
         (Os::Linux, Scope::User) => {
@@ -285,17 +296,18 @@ pub fn manifest_location(
         })),
         (Os::Windows, _) => Location::Registry {
             hive: Hive::for_scope(scope),
-            key: format!("{}\\NativeMessagingHosts\\{}", windows_vendor_key(browser), manifest::HOST_NAME),
-            manifest: windows_manifest_dir(base, browser.family()).join(manifest::file_name()),
+            key: format!("{}\\NativeMessagingHosts\\{}", windows_vendor_key(browser), platform.host),
+            manifest: windows_manifest_dir(base, browser.family()).join(platform.host.manifest_file()),
         },
     })
 }
 
-/// Where the manifest goes for a browser started with `--user-data-dir=<dir>`: Chromium looks in
-/// `<dir>/NativeMessagingHosts` for user-level hosts. Windows browsers look only in the registry.
-pub fn profile_location(os: Os, user_data_dir: &Path) -> Option<Location> {
+/// Where the manifest of `host` goes for a browser started with `--user-data-dir=<dir>`: Chromium
+/// looks in `<dir>/NativeMessagingHosts` for user-level hosts. Windows browsers look only in the
+/// registry.
+pub fn profile_location(os: Os, host: &HostName, user_data_dir: &Path) -> Option<Location> {
     (os != Os::Windows)
-        .then(|| Location::File { manifest: user_data_dir.join("NativeMessagingHosts").join(manifest::file_name()) })
+        .then(|| Location::File { manifest: user_data_dir.join("NativeMessagingHosts").join(host.manifest_file()) })
 }
 
 /// The browser's user data directory under `~/.config` (Linux).
@@ -387,7 +399,9 @@ pub fn detect(browser: Browser, platform: &Platform, exists: &dyn Fn(&Path) -> b
             };
             builds.extend(native.iter().map(PathBuf::from).filter(|p| exists(p)).map(Build::Native));
             if let Some(snap) = snap_name(browser) {
-                let path = Path::new("/snap/bin").join(snap);
+                // Written whole with Linux's separator, as the warning shows it (also when tests
+                // describe Linux on Windows, whose `join` would add a backslash).
+                let path = PathBuf::from(format!("/snap/bin/{snap}"));
                 if exists(&path) {
                     builds.push(Build::Snap(path));
                 }
@@ -493,9 +507,11 @@ mod tests {
 
     const NAME: &str = "com.browserx.llm_cache.json";
 
-    fn user(os: Os, vars: &[(&str, &str)], browser: Browser) -> String {
+    /// The manifest's path, compared as a path: where tests describe Linux or macOS on Windows, `join`
+    /// puts Windows' separator between the parts, and paths compare equal with either separator.
+    fn user(os: Os, vars: &[(&str, &str)], browser: Browser) -> PathBuf {
         let platform = Platform::new(os, vars);
-        manifest_location(browser, Scope::User, &platform, Path::new("/base")).unwrap().to_string()
+        manifest_location(browser, Scope::User, &platform, Path::new("/base")).unwrap().manifest().to_owned()
     }
 
     #[test]
@@ -510,16 +526,18 @@ mod tests {
             (Browser::Firefox, "/home/u/.mozilla/native-messaging-hosts"),
         ];
         for (browser, dir) in cases {
-            assert_eq!(user(Os::Linux, &home, browser), format!("{dir}/{NAME}"), "{browser}");
+            assert_eq!(user(Os::Linux, &home, browser), PathBuf::from(format!("{dir}/{NAME}")), "{browser}");
         }
         // Chromium browsers follow XDG_CONFIG_HOME (if absolute); Firefox stays in ~/.mozilla.
         let xdg = [("HOME", "/home/u"), ("XDG_CONFIG_HOME", "/cfg")];
-        assert_eq!(user(Os::Linux, &xdg, Browser::Chromium), format!("/cfg/chromium/NativeMessagingHosts/{NAME}"));
-        assert_eq!(user(Os::Linux, &xdg, Browser::Firefox), format!("/home/u/.mozilla/native-messaging-hosts/{NAME}"));
+        let chromium = format!("/cfg/chromium/NativeMessagingHosts/{NAME}");
+        assert_eq!(user(Os::Linux, &xdg, Browser::Chromium), PathBuf::from(chromium));
+        let firefox = format!("/home/u/.mozilla/native-messaging-hosts/{NAME}");
+        assert_eq!(user(Os::Linux, &xdg, Browser::Firefox), PathBuf::from(firefox));
         let relative = [("HOME", "/home/u"), ("XDG_CONFIG_HOME", "cfg")];
         assert_eq!(
             user(Os::Linux, &relative, Browser::Chrome),
-            format!("/home/u/.config/google-chrome/NativeMessagingHosts/{NAME}")
+            PathBuf::from(format!("/home/u/.config/google-chrome/NativeMessagingHosts/{NAME}"))
         );
     }
 
@@ -536,7 +554,7 @@ mod tests {
             (Browser::Firefox, "Mozilla/NativeMessagingHosts"),
         ];
         for (browser, dir) in cases {
-            assert_eq!(user(Os::MacOs, &home, browser), format!("{support}/{dir}/{NAME}"), "{browser}");
+            assert_eq!(user(Os::MacOs, &home, browser), PathBuf::from(format!("{support}/{dir}/{NAME}")), "{browser}");
         }
     }
 
@@ -545,7 +563,7 @@ mod tests {
         let platform = Platform::new(Os::Linux, &[]);
         let system = |os: Os, browser| {
             let platform = Platform { os, ..platform.clone() };
-            manifest_location(browser, Scope::System, &platform, Path::new("/base")).unwrap().to_string()
+            manifest_location(browser, Scope::System, &platform, Path::new("/base")).unwrap().manifest().to_owned()
         };
         let cases = [
             (Os::Linux, Browser::Chrome, "/etc/opt/chrome/native-messaging-hosts"),
@@ -562,7 +580,7 @@ mod tests {
             (Os::MacOs, Browser::Firefox, "/Library/Application Support/Mozilla/NativeMessagingHosts"),
         ];
         for (os, browser, dir) in cases {
-            assert_eq!(system(os, browser), format!("{dir}/{NAME}"), "{os:?} {browser}");
+            assert_eq!(system(os, browser), PathBuf::from(format!("{dir}/{NAME}")), "{os:?} {browser}");
         }
     }
 
@@ -601,12 +619,39 @@ mod tests {
 
     #[test]
     fn custom_profiles() {
+        let host = HostName::default_host();
         assert_eq!(
-            profile_location(Os::Linux, Path::new("/tmp/profile")).unwrap().manifest(),
+            profile_location(Os::Linux, &host, Path::new("/tmp/profile")).unwrap().manifest(),
             Path::new("/tmp/profile/NativeMessagingHosts").join(NAME)
         );
-        assert!(profile_location(Os::MacOs, Path::new("/tmp/p")).is_some());
-        assert_eq!(profile_location(Os::Windows, Path::new("C:/p")), None);
+        assert!(profile_location(Os::MacOs, &host, Path::new("/tmp/p")).is_some());
+        assert_eq!(profile_location(Os::Windows, &host, Path::new("C:/p")), None);
+    }
+
+    #[test]
+    fn another_host_has_its_own_files_and_keys() {
+        let mail = HostName::parse("com.example.mail_cache").unwrap();
+        let linux = Platform::new(Os::Linux, &[("HOME", "/home/u")]).with_host(mail.clone());
+        for (scope, expected) in [
+            (Scope::User, "/home/u/.config/chromium/NativeMessagingHosts/com.example.mail_cache.json"),
+            (Scope::System, "/etc/chromium/native-messaging-hosts/com.example.mail_cache.json"),
+        ] {
+            let location = manifest_location(Browser::Chromium, scope, &linux, Path::new("/b")).unwrap();
+            assert_eq!(location.manifest(), Path::new(expected));
+        }
+        assert_eq!(linux.data_dir(), Some(PathBuf::from("/home/u/.local/share/com.example.mail_cache")));
+        let windows = Platform::new(Os::Windows, &[("LOCALAPPDATA", "C:/L")]).with_host(mail.clone());
+        let base = Path::new("C:/L/com.example.mail_cache");
+        let expected = Location::Registry {
+            hive: Hive::CurrentUser,
+            key: "Software\\Mozilla\\NativeMessagingHosts\\com.example.mail_cache".into(),
+            manifest: base.join("manifests/firefox/com.example.mail_cache.json"),
+        };
+        assert_eq!(manifest_location(Browser::Firefox, Scope::User, &windows, base).unwrap(), expected);
+        assert_eq!(
+            profile_location(Os::Linux, &mail, Path::new("/p")).unwrap().manifest(),
+            Path::new("/p/NativeMessagingHosts/com.example.mail_cache.json")
+        );
     }
 
     fn existing(paths: &[&str]) -> impl Fn(&Path) -> bool {

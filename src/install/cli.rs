@@ -21,6 +21,7 @@ use super::manifest::{
 };
 use super::uninstall::uninstall;
 use super::{Selection, say};
+use crate::host_name::HostName;
 use crate::inspect::Inspect;
 
 /// Exit code when a command ran and found or hit a problem.
@@ -80,6 +81,8 @@ enum SetupCommand {
         // A Firefox id may start with `-` (`-x@y` is one), so the word after the flag is always its value.
         #[arg(long = "firefox-extension-id", value_name = "ID", default_value = DEFAULT_FIREFOX_EXTENSION_ID, value_parser = firefox_id, allow_hyphen_values = true)]
         firefox_extension_ids: Vec<String>,
+        #[command(flatten)]
+        host: HostArg,
     },
     /// Remove exactly what `install` wrote (its record lists it); cached data stays unless --purge.
     ///
@@ -87,6 +90,8 @@ enum SetupCommand {
     /// written again without them, a browser family left with none loses its manifests, and the
     /// install goes whole when no extension is left.
     Uninstall {
+        #[command(flatten)]
+        host: HostArg,
         /// Undo a `--system` install.
         #[arg(long)]
         system: bool,
@@ -208,9 +213,32 @@ struct OriginArg {
     origin: Option<String>,
 }
 
+/// `--host-name`, for the commands that set a host up or check it.
+#[derive(Debug, Args)]
+struct HostArg {
+    /// The host name extensions pass to connectNative, e.g. com.example.mail_cache: its manifests,
+    /// registry keys, installed copy (<data dir>/bin/<host name>), command (mail-cache) and data
+    /// directory (~/.local/share/<host name>) are its own [default: this binary's, com.browserx.llm_cache
+    /// unless it was built or installed for another].
+    #[arg(long = "host-name", value_name = "NAME", value_parser = HostName::parse)]
+    host_name: Option<HostName>,
+}
+
+impl HostArg {
+    /// The platform for the host named, or this binary's own.
+    fn platform(self, platform: Platform) -> Platform {
+        match self.host_name {
+            Some(host) => platform.with_host(host),
+            None => platform,
+        }
+    }
+}
+
 /// The flags `install` and `doctor` share.
 #[derive(Debug, Args)]
 struct Flags {
+    #[command(flatten)]
+    host: HostArg,
     /// A browser to register with or check (repeatable) [default: those found installed].
     #[arg(long = "browser", value_enum, value_name = "BROWSER")]
     browsers: Vec<Browser>,
@@ -233,14 +261,17 @@ struct Flags {
 }
 
 impl Flags {
-    fn selection(self) -> Selection {
-        Selection {
+    /// The selection, and the platform for the host named.
+    fn split(self, platform: Platform) -> (Selection, Platform) {
+        let platform = self.host.platform(platform);
+        let selection = Selection {
             browsers: self.browsers,
             user_data_dirs: self.user_data_dirs,
             extension_ids: self.extension_ids,
             firefox_extension_ids: self.firefox_extension_ids,
             scope: if self.system { Scope::System } else { Scope::User },
-        }
+        };
+        (selection, platform)
     }
 }
 
@@ -281,6 +312,8 @@ Where browsers look for the manifest (user level; --system in brackets):
            [/Library/Google/Chrome/..., /Library/Microsoft/Edge/..., /Library/Application Support/{Chromium,Mozilla}/...]
   Windows  HKCU [HKLM] \\Software\\{Google\\Chrome (also Brave, Vivaldi), Chromium, Microsoft\\Edge, Mozilla}
            \\NativeMessagingHosts\\com.browserx.llm_cache = the manifest file's path
+The manifest's file name (and the key's last part) is the host name: com.browserx.llm_cache.json by default,
+<NAME>.json with --host-name NAME.
 
 Snap and Flatpak browsers can't start native hosts; install says so when it finds only those.
 ";
@@ -303,22 +336,27 @@ pub fn run(args: &[String]) -> ExitCode {
     let platform = Platform::current();
     let mut stdout = std::io::stdout().lock();
     let result = match cli.command {
-        SetupCommand::Install { flags, store_quota } => install(&flags.selection(), &platform, &mut stdout)
-            .and_then(|()| store_quota.map_or(Ok(()), |bytes| set_store_quota(bytes, &platform, &mut stdout)))
-            .map(|()| true),
-        SetupCommand::Manifest { browser, path, extension_ids, firefox_extension_ids } => {
-            let manifest = HostManifest::new(browser.family(), &path, &extension_ids, &firefox_extension_ids);
+        SetupCommand::Install { flags, store_quota } => {
+            let (selection, platform) = flags.split(platform);
+            install(&selection, &platform, &mut stdout)
+                .and_then(|()| store_quota.map_or(Ok(()), |bytes| set_store_quota(bytes, &platform, &mut stdout)))
+                .map(|()| true)
+        }
+        SetupCommand::Manifest { browser, path, extension_ids, firefox_extension_ids, host } => {
+            let host = host.platform(platform).host;
+            let manifest = HostManifest::new(&host, browser.family(), &path, &extension_ids, &firefox_extension_ids);
             std::io::Write::write_all(&mut stdout, manifest.to_text().as_bytes())
                 .map(|()| true)
                 .map_err(|e| super::Failure(format!("can't print the manifest: {e}")))
         }
-        SetupCommand::Uninstall { system, purge, extension_ids, firefox_extension_ids } => {
+        SetupCommand::Uninstall { host, system, purge, extension_ids, firefox_extension_ids } => {
             let scope = if system { Scope::System } else { Scope::User };
             let only = Allowed { chrome: extension_ids, firefox: firefox_extension_ids };
-            uninstall(scope, purge, &only, &platform, &mut stdout).map(|()| true)
+            uninstall(scope, purge, &only, &host.platform(platform), &mut stdout).map(|()| true)
         }
         SetupCommand::Doctor { flags, verbose, policy_root } => {
-            doctor(&DoctorOptions { selection: flags.selection(), policy_root, verbose }, &platform, &mut stdout)
+            let (selection, platform) = flags.split(platform);
+            doctor(&DoctorOptions { selection, policy_root, verbose }, &platform, &mut stdout)
         }
         SetupCommand::Verify { repair } => crate::verify::run(repair, &mut stdout).map_err(super::Failure),
         SetupCommand::Sessions { output } => inspect(Inspect::Sessions, output, &mut stdout),
@@ -364,8 +402,10 @@ mod tests {
 
     #[test]
     fn install_flags() {
+        let linux = Platform::new(crate::paths::Os::Linux, &[]);
         let SetupCommand::Install { flags, store_quota: None } = parse(&["install"]).unwrap() else { panic!() };
-        let selection = flags.selection();
+        let (selection, platform) = flags.split(linux.clone());
+        assert!(platform.host.is_default());
         // No id typed: install keeps what is allowed already (the demo's when nothing is), doctor checks it.
         assert!(selection.extension_ids.is_empty() && selection.firefox_extension_ids.is_empty());
         assert_eq!((selection.scope, selection.browsers.len()), (Scope::User, 0));
@@ -384,9 +424,12 @@ mod tests {
             "--system",
             "--user-data-dir",
             "/tmp/p",
+            "--host-name",
+            "com.example.mail_cache",
         ];
         let SetupCommand::Install { flags, .. } = parse(&words).unwrap() else { panic!() };
-        let selection = flags.selection();
+        let (selection, platform) = flags.split(linux);
+        assert_eq!(platform.host.as_str(), "com.example.mail_cache");
         assert_eq!(selection.browsers, [Browser::Chrome, Browser::Firefox]);
         assert_eq!(selection.extension_ids, ["aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", DEFAULT_EXTENSION_ID]);
         assert_eq!(selection.firefox_extension_ids, ["x@y.z"]);
@@ -422,6 +465,10 @@ mod tests {
             &["manifest", "--path", "/usr/bin/llm-cache-host"],
             &["manifest", "--browser", "chromium"],
             &["manifest", "--browser", "chromium", "--path", "bin/llm-cache-host"],
+            &["install", "--host-name", "Com.Example"],
+            &["doctor", "--host-name", "mail_cache"],
+            &["uninstall", "--host-name", "com.example."],
+            &["manifest", "--browser", "chromium", "--path", "/x", "--host-name", "com..x"],
         ] {
             assert!(parse(words).is_err(), "{words:?}");
         }

@@ -32,12 +32,13 @@ use serde_json::{Value, json};
 
 use super::allowed::{self, Allowed};
 use super::browsers::{Browser, Build, Family, Location, Platform, Scope};
-use super::manifest::{HOST_NAME, chrome_origin};
+use super::manifest::chrome_origin;
 use super::record::Record;
 use super::{
     Failure, Selection, Target, browser_target, found_browsers, layout, owner, policy, registered, registry, say,
 };
 use crate::cmd::PROTOCOL_VERSION;
+use crate::host_name::HostName;
 use crate::limits::MAX_REPLY_FRAME_BYTES;
 use crate::paths::{self, Os};
 
@@ -181,7 +182,7 @@ pub fn doctor(options: &DoctorOptions, platform: &Platform, out: &mut dyn Write)
     // The extensions asked about join those installed in every remedy.
     installed
         .add(&Allowed { chrome: selection.extension_ids.clone(), firefox: selection.firefox_extension_ids.clone() });
-    let hint = Hint { installed, os: platform.os };
+    let hint = Hint { installed, os: platform.os, host: platform.host.clone() };
 
     for warning in super::sandbox_warnings(selection, &targets, &found) {
         report.note(warning);
@@ -201,7 +202,7 @@ pub fn doctor(options: &DoctorOptions, platform: &Platform, out: &mut dyn Write)
     let mut checked = Vec::new();
     for (i, place) in places.iter().enumerate() {
         report.part = Part::Target(i);
-        let outcome = check_target(place, selection, &hint, platform.os, &mut report);
+        let outcome = check_target(place, selection, &hint, platform, &mut report);
         trusted.extend(outcome.trusted.iter().cloned());
         checked.push(outcome);
     }
@@ -218,7 +219,7 @@ pub fn doctor(options: &DoctorOptions, platform: &Platform, out: &mut dyn Write)
     for (browser, i) in policy_browsers {
         report.part = Part::Target(i);
         let scope = if places[i].system { Scope::System } else { Scope::User };
-        check_policies(browser, scope, options, platform.os, &mut report);
+        check_policies(browser, scope, options, platform, &mut report);
     }
     report.part = Part::Overall;
     if !left_out.is_empty() {
@@ -244,11 +245,12 @@ pub fn doctor(options: &DoctorOptions, platform: &Platform, out: &mut dyn Write)
         report.warn(warning);
     }
     if selection.user_data_dirs.is_empty() {
-        report.note(
+        report.note(format!(
             "a Chromium started with --user-data-dir=DIR (every headless or test profile) looks for hosts only in \
-             DIR/NativeMessagingHosts, which these checks don't cover: run `llm-cache-host doctor --user-data-dir DIR` \
+             DIR/NativeMessagingHosts, which these checks don't cover: run `{} --user-data-dir DIR` \
              (and install with --user-data-dir DIR) for it",
-        );
+            platform.host.invocation(&platform.host.command(), "doctor")
+        ));
     }
 
     let lines = if options.verbose {
@@ -525,6 +527,8 @@ struct Hint {
     installed: Allowed,
     /// Whose shell the commands are for.
     os: Os,
+    /// The host whose command they run, and name with `--host-name` when it isn't the default.
+    host: HostName,
 }
 
 impl Hint {
@@ -535,7 +539,7 @@ impl Hint {
         if system && self.os != Os::Windows {
             command.push_str("sudo ");
         }
-        command.push_str("llm-cache-host install");
+        command.push_str(&self.host.invocation(&self.host.command(), "install"));
         if system {
             command.push_str(" --system");
         }
@@ -566,7 +570,14 @@ impl Hint {
 }
 
 /// The checks for one manifest location, from "is it there" to "does the host answer".
-fn check_target(place: &Place, selection: &Selection, hint: &Hint, os: Os, report: &mut Report) -> Checked {
+fn check_target(
+    place: &Place,
+    selection: &Selection,
+    hint: &Hint,
+    platform: &Platform,
+    report: &mut Report,
+) -> Checked {
+    let (os, host) = (platform.os, &platform.host);
     let target = &place.target;
     let subject = target.label.as_str();
     let mut file = target.location.manifest().to_owned();
@@ -634,9 +645,9 @@ fn check_target(place: &Place, selection: &Selection, hint: &Hint, os: Os, repor
     report.check(
         subject,
         match field("name") {
-            Some(name) if name == stem && name == HOST_NAME => Ok(format!("name \"{name}\" matches the file name")),
+            Some(name) if name == stem && name == host.as_str() => Ok(format!("name \"{name}\" matches the file name")),
             Some(name) => Err(format!(
-                "name is \"{name}\" but the file is {stem}.json and extensions connect to {HOST_NAME}: they must be equal"
+                "name is \"{name}\" but the file is {stem}.json and extensions connect to {host}: they must be equal"
             )),
             None => Err("the manifest has no \"name\"".into()),
         },
@@ -843,7 +854,8 @@ fn prove_store(binary: &Path, args: &[OsString], platform: &Platform) -> Result<
     let steps = outcome.map_err(|why| {
         format!(
             "{why}, so extensions can't keep anything in {store}: make sure it is a folder you own and can write \
-             (`ls -ld` it and its parents), and that the disk isn't full; `llm-cache-host verify` checks the store itself"
+             (`ls -ld` it and its parents), and that the disk isn't full; `{} verify` checks the store itself",
+            platform.host.command()
         )
     })?;
     replied_ok("endSession", ended?)?;
@@ -898,15 +910,15 @@ fn scratch_session_id() -> String {
 }
 
 /// Policies for one browser, for a host registered at `scope`.
-fn check_policies(browser: Browser, scope: Scope, options: &DoctorOptions, os: Os, report: &mut Report) {
-    let Some(reading) = policy::read(browser, os, &options.policy_root) else { return };
+fn check_policies(browser: Browser, scope: Scope, options: &DoctorOptions, platform: &Platform, report: &mut Report) {
+    let Some(reading) = policy::read(browser, platform.os, &options.policy_root) else { return };
     for problem in &reading.problems {
         report.note(format!("{browser}: a policy file the browser will ignore: {problem}"));
     }
     let sources = reading.sources.join(", ");
     report.check(
         browser.id(),
-        match reading.policy.blocks(scope) {
+        match reading.policy.blocks(&platform.host, scope) {
             None => Ok(format!("no policy blocks the host (looked in {sources})")),
             Some(why) => Err(format!("a policy blocks the host: {why} (from {sources})")),
         },
@@ -917,7 +929,9 @@ fn check_policies(browser: Browser, scope: Scope, options: &DoctorOptions, os: O
 /// full (writes past the quota are refused) or the settings file that sets the quota is unusable.
 fn store_quota_line(platform: &Platform, report: &mut Report) {
     let Some(dir) = platform.data_dir() else { return };
-    let change = "`llm-cache-host install --store-quota <size>` changes it";
+    let host = &platform.host;
+    let command = host.command();
+    let change = format!("`{} --store-quota <size>` changes it", host.invocation(&command, "install"));
     let quota = match crate::config::load(&dir) {
         Ok(config) => config.store_quota(),
         Err(why) => {
@@ -940,10 +954,10 @@ fn store_quota_line(platform: &Platform, report: &mut Report) {
             (phrase, false) => report.note(format!("store: {phrase}; {change}")),
             (phrase, true) => report.warn(format!(
                 "store: {phrase}: writes past the quota are refused; end the sessions whose tasks are done \
-                 (`llm-cache-host sessions`, then `llm-cache-host end <session>`), or raise it: {change}"
+                 (`{command} sessions`, then `{command} end <session>`), or raise it: {change}"
             )),
         },
-        Err(why) => report.note(format!("store: its use can't be read ({why}); `llm-cache-host verify` says more")),
+        Err(why) => report.note(format!("store: its use can't be read ({why}); `{command} verify` says more")),
     }
 }
 

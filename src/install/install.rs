@@ -26,7 +26,7 @@ use crate::paths::{self, Os};
 pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) -> Result<(), Failure> {
     let base = std::path::absolute(layout::install_base(selection.scope, platform)?)
         .map_err(|e| Failure(format!("no install folder: {e}")))?;
-    let binary = layout::binary_in(&base, platform.os);
+    let binary = layout::binary_in(&base, platform);
     let record_path = layout::record_in(&base);
     let found = found_browsers(platform);
     let targets = super::selected_targets(selection, platform, &base, &found)?;
@@ -57,7 +57,7 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
     record.save(&record_path).map_err(io_failure("write", &record_path))?;
 
     for target in &targets {
-        let manifest = HostManifest::new(target.family, &binary, &allowed.chrome, &allowed.firefox);
+        let manifest = HostManifest::new(&platform.host, target.family, &binary, &allowed.chrome, &allowed.firefox);
         let written = write_target(target, &manifest, selection.scope, platform.os, &mut record);
         record.save(&record_path).map_err(io_failure("write", &record_path))?;
         written?;
@@ -141,8 +141,9 @@ pub fn set_store_quota(bytes: u64, platform: &Platform, out: &mut dyn Write) -> 
     Ok(())
 }
 
-/// Links the `llm-cache-host` command to the installed binary, and returns how to type it: the plain
-/// name when the link's folder is on PATH, else the binary's full path (with a note saying so).
+/// Links the host's command (`llm-cache-host`, or another host's own) to the installed binary, and
+/// returns how to type it: the plain name when the link's folder is on PATH, else the binary's full
+/// path (with a note saying so).
 fn link_command(
     binary: &Path,
     link: Option<PathBuf>,
@@ -152,6 +153,7 @@ fn link_command(
     out: &mut dyn Write,
 ) -> String {
     let full = binary.display().to_string();
+    let name = platform.host.command();
     let Some(link) = link else { return full };
     let dir = link.parent().expect("a link has a folder").to_owned();
     #[cfg(unix)]
@@ -165,16 +167,19 @@ fn link_command(
         if let Err(error) = create_dirs(&dir, layout::dir_mode(scope), &mut created)
             .and_then(|()| if ours { Ok(()) } else { std::os::unix::fs::symlink(binary, &link) })
         {
-            say(out, format!("NOTE no `llm-cache-host` command: can't link {}: {error}", link.display()));
+            say(out, format!("NOTE no `{name}` command: can't link {}: {error}", link.display()));
             return full;
         }
         created.into_iter().for_each(|dir| record.add_created_dir(dir));
         record.link = Some(link.clone());
     }
+    // Windows has no command link (`command_link` gives none there), so nothing is created or recorded.
+    #[cfg(not(unix))]
+    let _ = (scope, record);
     let on_path = platform.var("PATH").is_some_and(|path| std::env::split_paths(&path).any(|entry| entry == dir));
     if on_path {
-        say(out, format!("OK   command: llm-cache-host ({} -> {full})", link.display()));
-        "llm-cache-host".to_owned()
+        say(out, format!("OK   command: {name} ({} -> {full})", link.display()));
+        name
     } else {
         say(
             out,

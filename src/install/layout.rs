@@ -5,7 +5,9 @@
 //! per-user place on every OS: `bin/llm-cache-host` beside the `store/` and `logs/` folders. A system
 //! install needs a place every user can read: `/usr/local/lib/llm-cache-host` on Linux,
 //! `/Library/Application Support/llm-cache-host` on macOS, `%ProgramFiles%\llm-cache-host` on
-//! Windows.
+//! Windows. Those are the default host's names; another host's come from its name
+//! ([`crate::host_name`]): `com.example.mail_cache/bin/com.example.mail_cache`, and the command
+//! `mail-cache`.
 //!
 //! It also says with which permissions `install` creates things. It sets them exactly, whatever the
 //! umask: whoever can write a manifest, the binary, the command link or a folder on the way to one of
@@ -14,7 +16,7 @@
 use std::path::{Path, PathBuf};
 
 use super::browsers::{Platform, Scope, Unresolved};
-use crate::paths::{APP_DIR, Os};
+use crate::paths::Os;
 
 /// The install record's file name, in the install base.
 const RECORD_FILE: &str = "install.json";
@@ -54,11 +56,11 @@ pub fn install_base(scope: Scope, platform: &Platform) -> Result<PathBuf, Unreso
         (Scope::User, _) => platform
             .data_dir()
             .ok_or_else(|| Unresolved("no data directory: set LLM_CACHE_DIR or HOME (LOCALAPPDATA on Windows)".into())),
-        (Scope::System, Os::Linux) => Ok(PathBuf::from("/usr/local/lib").join(APP_DIR)),
-        (Scope::System, Os::MacOs) => Ok(PathBuf::from("/Library/Application Support").join(APP_DIR)),
+        (Scope::System, Os::Linux) => Ok(PathBuf::from("/usr/local/lib").join(platform.host.folder())),
+        (Scope::System, Os::MacOs) => Ok(PathBuf::from("/Library/Application Support").join(platform.host.folder())),
         (Scope::System, Os::Windows) => platform
             .var("ProgramFiles")
-            .map(|dir| dir.join(APP_DIR))
+            .map(|dir| dir.join(platform.host.folder()))
             .ok_or_else(|| Unresolved("ProgramFiles is not set".into())),
     }
 }
@@ -68,24 +70,25 @@ pub fn install_base(scope: Scope, platform: &Platform) -> Result<PathBuf, Unreso
 /// # Errors
 /// As [`install_base`].
 pub fn binary_path(scope: Scope, platform: &Platform) -> Result<PathBuf, Unresolved> {
-    Ok(binary_in(&install_base(scope, platform)?, platform.os))
+    Ok(binary_in(&install_base(scope, platform)?, platform))
 }
 
-/// The installed copy of the binary in the install base `base`.
-pub fn binary_in(base: &Path, os: Os) -> PathBuf {
-    base.join("bin").join(if os == Os::Windows { "llm-cache-host.exe" } else { "llm-cache-host" })
+/// The installed copy of `platform`'s host binary in the install base `base`.
+pub fn binary_in(base: &Path, platform: &Platform) -> PathBuf {
+    base.join("bin").join(platform.host.binary_file(platform.os))
 }
 
-/// Where `install` links the `llm-cache-host` command so that a shell finds it: `~/.local/bin` for a
-/// user install (the XDG folder for a user's executables, on PATH in most Linux shells), `/usr/local/bin`
-/// for a system one. None on Windows, where the installed binary's full path is printed instead.
+/// Where `install` links the host's command (`llm-cache-host`, or `mail-cache` for
+/// `com.example.mail_cache`) so that a shell finds it: `~/.local/bin` for a user install (the XDG
+/// folder for a user's executables, on PATH in most Linux shells), `/usr/local/bin` for a system one.
+/// None on Windows, where the installed binary's full path is printed instead.
 pub fn command_link(scope: Scope, platform: &Platform) -> Option<PathBuf> {
     let dir = match (scope, platform.os) {
         (_, Os::Windows) => return None,
         (Scope::User, _) => platform.home()?.join(".local").join("bin"),
         (Scope::System, _) => PathBuf::from("/usr/local/bin"),
     };
-    Some(dir.join("llm-cache-host"))
+    Some(dir.join(platform.host.command()))
 }
 
 /// The record of what `install` wrote, which `uninstall` removes.
@@ -127,6 +130,20 @@ mod tests {
             PathBuf::from("/d/install.json")
         );
         assert!(install_base(Scope::User, &Platform::new(Os::Linux, &[])).is_err());
+
+        let mail = crate::host_name::HostName::parse("com.example.mail_cache").unwrap();
+        let cases = [
+            (&linux, Scope::User, "/home/u/.local/share/com.example.mail_cache/bin/com.example.mail_cache"),
+            (&linux, Scope::System, "/usr/local/lib/com.example.mail_cache/bin/com.example.mail_cache"),
+            (&windows, Scope::System, "C:/PF/com.example.mail_cache/bin/com.example.mail_cache.exe"),
+        ];
+        for (platform, scope, binary) in cases {
+            let platform = platform.clone().with_host(mail.clone());
+            assert_eq!(binary_path(scope, &platform).unwrap(), PathBuf::from(binary), "{:?} {scope:?}", platform.os);
+        }
+        let linux_mail = linux.clone().with_host(mail);
+        assert_eq!(command_link(Scope::User, &linux_mail), Some("/home/u/.local/bin/mail-cache".into()));
+        assert_eq!(command_link(Scope::User, &linux), Some("/home/u/.local/bin/llm-cache-host".into()));
         assert!(install_base(Scope::System, &Platform::new(Os::Windows, &[])).is_err());
     }
 }

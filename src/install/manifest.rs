@@ -10,9 +10,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::browsers::Family;
-
-/// The name extensions pass to `connectNative`; also the manifest's file name, less `.json`.
-pub const HOST_NAME: &str = "com.browserx.llm_cache";
+use crate::host_name::HostName;
 
 /// The id of the demo extension in `extension-shim/` (fixed by the `key` in its manifest).
 pub const DEFAULT_EXTENSION_ID: &str = "pahabgfbcdcnaidcniaebibdihehiphn";
@@ -25,11 +23,6 @@ pub const DEFAULT_FIREFOX_EXTENSION_ID: &str = "llm-cache-demo@browserx.dev";
 
 /// What the manifest says about the host.
 const DESCRIPTION: &str = "llm-cache-host: the local LMDB cache behind the llm_cache StorageTool";
-
-/// The manifest's file name.
-pub fn file_name() -> String {
-    format!("{HOST_NAME}.json")
-}
 
 /// The origin Chrome passes for the extension `id`, as `allowed_origins` lists it.
 pub fn chrome_origin(id: &str) -> String {
@@ -57,15 +50,21 @@ pub struct HostManifest {
 }
 
 impl HostManifest {
-    /// The manifest for a browser `family`, pointing at `binary`, allowing these Chrome extension ids
-    /// (Chromium family) or Firefox add-on ids (Firefox).
-    pub fn new(family: Family, binary: &Path, chrome_ids: &[String], firefox_ids: &[String]) -> HostManifest {
+    /// The manifest of the host `host` for a browser `family`, pointing at `binary`, allowing these
+    /// Chrome extension ids (Chromium family) or Firefox add-on ids (Firefox).
+    pub fn new(
+        host: &HostName,
+        family: Family,
+        binary: &Path,
+        chrome_ids: &[String],
+        firefox_ids: &[String],
+    ) -> HostManifest {
         let (allowed_origins, allowed_extensions) = match family {
             Family::Chromium => (Some(chrome_ids.iter().map(|id| chrome_origin(id)).collect()), None),
             Family::Firefox => (None, Some(firefox_ids.to_vec())),
         };
         HostManifest {
-            name: HOST_NAME.to_owned(),
+            name: host.as_str().to_owned(),
             description: DESCRIPTION.to_owned(),
             path: binary.to_string_lossy().into_owned(),
             kind: "stdio".to_owned(),
@@ -143,19 +142,20 @@ mod tests {
         let template = include_str!("../../manifest/com.browserx.llm_cache.json");
         assert_eq!(
             filled(template, &binary.to_string_lossy(), "@EXTENSION_ID@", DEFAULT_EXTENSION_ID),
-            HostManifest::new(Family::Chromium, binary, &chrome, &firefox)
+            HostManifest::new(&HostName::default_host(), Family::Chromium, binary, &chrome, &firefox)
         );
         let template = include_str!("../../manifest/firefox/com.browserx.llm_cache.json");
         assert_eq!(
             filled(template, &binary.to_string_lossy(), "@FIREFOX_EXTENSION_ID@", DEFAULT_FIREFOX_EXTENSION_ID),
-            HostManifest::new(Family::Firefox, binary, &chrome, &firefox)
+            HostManifest::new(&HostName::default_host(), Family::Firefox, binary, &chrome, &firefox)
         );
     }
 
     #[test]
     fn written_text_round_trips_in_template_order() {
         let ids = ["aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa".to_owned(), DEFAULT_EXTENSION_ID.to_owned()];
-        let manifest = HostManifest::new(Family::Chromium, Path::new("/x/llm-cache-host"), &ids, &[]);
+        let manifest =
+            HostManifest::new(&HostName::default_host(), Family::Chromium, Path::new("/x/llm-cache-host"), &ids, &[]);
         let text = manifest.to_text();
         assert_eq!(serde_json::from_str::<HostManifest>(&text).unwrap(), manifest);
         let order: Vec<usize> = ["\"name\"", "\"description\"", "\"path\"", "\"type\"", "\"allowed_origins\""]
@@ -173,10 +173,10 @@ mod tests {
     }
 
     #[test]
-    fn the_host_name_follows_chromes_rule() {
-        // Lowercase letters, digits, underscores and dots; no leading, trailing or doubled dot.
-        assert!(HOST_NAME.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'.'));
-        assert!(!HOST_NAME.starts_with('.') && !HOST_NAME.ends_with('.') && !HOST_NAME.contains(".."));
+    fn the_manifest_names_its_host() {
+        let mail = HostName::parse("com.example.mail_cache").unwrap();
+        let manifest = HostManifest::new(&mail, Family::Firefox, Path::new("/x"), &[], &["a@b".to_owned()]);
+        assert_eq!(manifest.name, "com.example.mail_cache");
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //!   someone else's folders, and the warnings about folders on the way that others can write.
 //! - [`policy`]: enterprise policies that block hosts.
 //! - [`registry`]: the Windows registry through `reg.exe`.
+//! - `windows` (Windows only): removing the running binary, and telling a double-click's console.
 
 pub mod allowed;
 pub mod browsers;
@@ -31,6 +32,8 @@ pub mod record;
 pub mod registry;
 pub mod uninstall;
 pub mod welcome;
+#[cfg(windows)]
+mod windows;
 
 use std::fmt;
 use std::fs::{File, OpenOptions};
@@ -187,7 +190,7 @@ pub fn registered_targets(
 /// On Windows, where browsers find hosts only through the registry.
 pub fn profile_target(dir: &Path, platform: &Platform) -> Result<Target, Failure> {
     let dir = std::path::absolute(dir).map_err(|e| Failure(format!("{}: {e}", dir.display())))?;
-    let location = browsers::profile_location(platform.os, &dir).ok_or_else(|| {
+    let location = browsers::profile_location(platform.os, &platform.host, &dir).ok_or_else(|| {
         Failure("--user-data-dir does nothing on Windows: browsers there find hosts only through the registry".into())
     })?;
     Ok(Target { label: format!("profile {}", dir.display()), browsers: Vec::new(), family: Family::Chromium, location })
@@ -329,6 +332,8 @@ fn create_file(path: &Path, mode: u32) -> io::Result<File> {
 fn create_dirs(dir: &Path, mode: u32, created: &mut Vec<PathBuf>) -> io::Result<()> {
     let missing: Vec<&Path> = dir.ancestors().take_while(|d| !d.as_os_str().is_empty() && !d.exists()).collect();
     for dir in missing.into_iter().rev() {
+        // Only Unix sets a mode on the builder; elsewhere it is used as made.
+        #[cfg_attr(not(unix), allow(unused_mut))]
         let mut builder = std::fs::DirBuilder::new();
         #[cfg(unix)]
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, mode);
@@ -398,10 +403,14 @@ mod tests {
             ["chromium"],
             "sandboxed builds skipped"
         );
+        // A folder that is absolute on the machine running the test: the profile's folder is made
+        // absolute by that machine's rules, as it is where that machine's browser is started.
+        let profile = std::env::temp_dir().join("p");
         let mut profile_only = none.clone();
-        profile_only.user_data_dirs = vec!["/tmp/p".into()];
+        profile_only.user_data_dirs = vec![profile.clone()];
         let targets = selected_targets(&profile_only, &linux, Path::new("/b"), &found).unwrap();
-        assert_eq!(targets.iter().map(|t| t.label.as_str()).collect::<Vec<_>>(), ["profile /tmp/p"]);
+        let label = format!("profile {}", profile.display());
+        assert_eq!(targets.iter().map(|t| t.label.as_str()).collect::<Vec<_>>(), [label.as_str()]);
         let windows = Platform::new(Os::Windows, &[("LOCALAPPDATA", "C:/L")]);
         assert!(selected_targets(&profile_only, &windows, Path::new("C:/b"), &[]).unwrap_err().0.contains("registry"));
     }

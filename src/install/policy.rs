@@ -18,7 +18,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use super::browsers::{Browser, Scope};
-use super::manifest::HOST_NAME;
+use crate::host_name::HostName;
 use crate::paths::Os;
 
 /// The three policies, merged from every source read.
@@ -33,16 +33,14 @@ pub struct Policy {
 }
 
 impl Policy {
-    /// Why these policies stop our host registered at `scope`, if they do.
-    pub fn blocks(&self, scope: Scope) -> Option<String> {
-        let allowed = self.allowlist.iter().any(|name| name == HOST_NAME);
-        if self.blocklist.iter().any(|name| name == HOST_NAME) {
-            return Some(format!("NativeMessagingBlocklist names {HOST_NAME}"));
+    /// Why these policies stop the host `host` registered at `scope`, if they do.
+    pub fn blocks(&self, host: &HostName, scope: Scope) -> Option<String> {
+        let allowed = self.allowlist.iter().any(|name| name == host.as_str());
+        if self.blocklist.iter().any(|name| name == host.as_str()) {
+            return Some(format!("NativeMessagingBlocklist names {host}"));
         }
         if self.blocklist.iter().any(|name| name == "*") && !allowed {
-            return Some(format!(
-                "NativeMessagingBlocklist is \"*\" and NativeMessagingAllowlist doesn't name {HOST_NAME}"
-            ));
+            return Some(format!("NativeMessagingBlocklist is \"*\" and NativeMessagingAllowlist doesn't name {host}"));
         }
         if scope == Scope::User && self.user_level_hosts == Some(false) {
             return Some(
@@ -259,22 +257,29 @@ mod tests {
 
     #[test]
     fn what_blocks() {
-        assert_eq!(policy("{}").blocks(Scope::User), None);
-        assert_eq!(policy(r#"{"HomepageLocation": "x"}"#).blocks(Scope::User), None);
+        let host = HostName::default_host();
+        assert_eq!(policy("{}").blocks(&host, Scope::User), None);
+        assert_eq!(policy(r#"{"HomepageLocation": "x"}"#).blocks(&host, Scope::User), None);
         let user_level = policy(r#"{"NativeMessagingUserLevelHosts": false}"#);
-        assert!(user_level.blocks(Scope::User).unwrap().contains("NativeMessagingUserLevelHosts"));
-        assert_eq!(user_level.blocks(Scope::System), None, "system hosts are still allowed");
-        assert_eq!(policy(r#"{"NativeMessagingUserLevelHosts": true}"#).blocks(Scope::User), None);
+        assert!(user_level.blocks(&host, Scope::User).unwrap().contains("NativeMessagingUserLevelHosts"));
+        assert_eq!(user_level.blocks(&host, Scope::System), None, "system hosts are still allowed");
+        assert_eq!(policy(r#"{"NativeMessagingUserLevelHosts": true}"#).blocks(&host, Scope::User), None);
         let all = policy(r#"{"NativeMessagingBlocklist": ["*"]}"#);
-        assert!(all.blocks(Scope::System).unwrap().contains("\"*\""));
+        assert!(all.blocks(&host, Scope::System).unwrap().contains("\"*\""));
         let allowed =
             policy(r#"{"NativeMessagingBlocklist": ["*"], "NativeMessagingAllowlist": ["com.browserx.llm_cache"]}"#);
-        assert_eq!(allowed.blocks(Scope::User), None);
+        assert_eq!(allowed.blocks(&host, Scope::User), None);
         let named = policy(r#"{"NativeMessagingBlocklist": ["com.browserx.llm_cache"]}"#);
-        assert!(named.blocks(Scope::User).unwrap().contains("names com.browserx.llm_cache"));
-        assert_eq!(policy(r#"{"NativeMessagingBlocklist": ["com.other"]}"#).blocks(Scope::User), None);
+        assert!(named.blocks(&host, Scope::User).unwrap().contains("names com.browserx.llm_cache"));
+        assert_eq!(policy(r#"{"NativeMessagingBlocklist": ["com.other"]}"#).blocks(&host, Scope::User), None);
         assert!(parse_json("[]").is_err());
         assert!(parse_json("{").is_err());
+        // Lists name hosts, each by its own name.
+        let mail = HostName::parse("com.example.mail_cache").unwrap();
+        assert!(named.blocks(&mail, Scope::User).is_none());
+        assert!(allowed.blocks(&mail, Scope::User).unwrap().contains("doesn't name com.example.mail_cache"));
+        let mail_named = policy(r#"{"NativeMessagingBlocklist": ["com.example.mail_cache"]}"#);
+        assert!(mail_named.blocks(&mail, Scope::User).unwrap().contains("names com.example.mail_cache"));
     }
 
     #[test]
@@ -287,7 +292,7 @@ mod tests {
         std::fs::write(dir.join("broken.json"), "{").unwrap();
         std::fs::write(dir.join("notes.txt"), "{").unwrap();
         let reading = read_linux(Browser::Chromium, root.path());
-        assert_eq!(reading.policy.blocks(Scope::User), None);
+        assert_eq!(reading.policy.blocks(&HostName::default_host(), Scope::User), None);
         assert_eq!(reading.problems.len(), 1, "{:?}", reading.problems);
         assert_eq!(reading.sources.len(), 2);
         assert!(read_linux(Browser::Chrome, root.path()).policy == Policy::default());

@@ -16,6 +16,7 @@ use super::install::{allowed_phrase, write_target};
 use super::manifest::HostManifest;
 use super::record::Record;
 use super::{Failure, layout, registry, say};
+use crate::host_name::HostName;
 use crate::paths::Os;
 
 /// Uninstalls the `scope` install on `platform`, or only the extensions `only` names, reporting on
@@ -35,7 +36,7 @@ pub fn uninstall(
     let record_path = layout::record_path(scope, platform)?;
     let Some(mut record) = Record::load(&record_path).map_err(|e| Failure(e.to_string()))? else {
         say(out, format!("Nothing to uninstall: there is no install record at {}.", record_path.display()));
-        return data_left(purge, platform, out);
+        return data_left(purge, platform, &platform.host.command(), out);
     };
     if !only.is_empty() {
         let left = without(&record, only)?;
@@ -71,8 +72,17 @@ pub fn uninstall(
         }
     }
     if let Some(binary) = record.binary.take() {
-        match remove_file(&binary) {
-            Ok(()) => say(out, format!("OK   removed the host binary {}", binary.display())),
+        match remove_binary(&binary) {
+            Ok(None) => say(out, format!("OK   removed the host binary {}", binary.display())),
+            Ok(Some(moved)) => say(
+                out,
+                format!(
+                    "OK   removed the host binary {} (it is this program, so Windows keeps the file until it exits: \
+                     moved to {}, deleted then)",
+                    binary.display(),
+                    moved.display()
+                ),
+            ),
             Err(error) => {
                 let why = format!("can't remove {}: {error}", binary.display());
                 say(out, format!("FAIL {why}"));
@@ -89,24 +99,37 @@ pub fn uninstall(
         for dir in dirs {
             let _ = std::fs::remove_dir(&dir);
         }
-        match command_left(platform, removed_link.as_deref()) {
+        let host = &platform.host;
+        let command = host.command();
+        let runner = match command_left(platform, removed_link.as_deref()) {
             // Another install (a package's /usr/bin/llm-cache-host, a --system install) still answers
             // to the command: saying it went would be false.
-            Some(other) => say(
-                out,
-                format!(
-                    "Uninstalled. {} is still on your PATH (another install: a package or a --system install), so \
-                     `llm-cache-host` now runs it; `llm-cache-host doctor` checks what browsers still find.",
-                    other.display()
-                ),
-            ),
-            None => say(
-                out,
-                "Uninstalled. The `llm-cache-host` command went with it: from the source folder, \
-                 `target/release/llm-cache-host doctor` checks that no browser still finds the host.",
-            ),
-        }
-        data_left(purge, platform, out)
+            Some(other) => {
+                say(
+                    out,
+                    format!(
+                        "Uninstalled. {} is still on your PATH (another install: a package or a --system install), so \
+                         `{command}` now runs it; `{}` checks what browsers still find.",
+                        other.display(),
+                        host.invocation(&command, "doctor")
+                    ),
+                );
+                command
+            }
+            None => {
+                let (place, runner) = installed_from(host);
+                say(
+                    out,
+                    format!(
+                        "Uninstalled. The `{command}` command went with it: {place}, `{}` checks that no browser still \
+                         finds the host.",
+                        host.invocation(&runner, "doctor")
+                    ),
+                );
+                runner
+            }
+        };
+        data_left(purge, platform, &runner, out)
     } else {
         record.save(&record_path).map_err(|e| Failure(format!("can't update {}: {e}", record_path.display())))?;
         Err(Failure(format!("{} of the installed files or keys could not be removed", failures.len())))
@@ -144,7 +167,7 @@ fn narrow(
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     let base = record_path.parent().expect("the record is in the install base");
-    let binary = layout::binary_in(base, platform.os);
+    let binary = layout::binary_in(base, platform);
     if record.entries.iter().all(|target| left.of(target.family).is_empty()) {
         // Only extensions of a family with no manifest here are left: nothing would let them in.
         say(out, "NOTE no manifest of this install would allow an extension any more: the whole install goes");
@@ -163,7 +186,7 @@ fn narrow(
             }
             continue;
         }
-        let manifest = HostManifest::new(target.family, &binary, &left.chrome, &left.firefox);
+        let manifest = HostManifest::new(&platform.host, target.family, &binary, &left.chrome, &left.firefox);
         match write_target(&target, &manifest, record.scope, platform.os, record) {
             Ok(()) => say(out, format!("OK   {}: wrote {}", target.label, target.location)),
             Err(why) => {
@@ -182,17 +205,31 @@ fn narrow(
     Ok(())
 }
 
-/// Another `llm-cache-host` on PATH once this install's link is gone: the command still runs that one.
+/// Another file answering to the host's command (`llm-cache-host`, or another host's own) on PATH once
+/// this install's link is gone: the command still runs that one.
 fn command_left(platform: &Platform, removed_link: Option<&Path>) -> Option<PathBuf> {
-    let name = if platform.os == Os::Windows { "llm-cache-host.exe" } else { "llm-cache-host" };
+    let command = platform.host.command();
+    let name = if platform.os == Os::Windows { format!("{command}.exe") } else { command };
     let path = platform.var("PATH")?;
     std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
+        .map(|dir| dir.join(&name))
         .find(|candidate| Some(candidate.as_path()) != removed_link && candidate.is_file())
 }
 
-/// Removes the cached data with `purge`; otherwise says where it is.
-fn data_left(purge: bool, platform: &Platform, out: &mut dyn Write) -> Result<(), Failure> {
+/// How a person runs the host once its command went with the install, and where: a build for this
+/// very host (a developer's tarball) as `./<command>` where they unpacked it; the default build, which
+/// sets up any host with `--host-name`, from the source folder.
+fn installed_from(host: &HostName) -> (&'static str, String) {
+    if !host.is_default() && HostName::built_in() == *host {
+        ("from the folder you unpacked it in", format!("./{}", host.command()))
+    } else {
+        ("from the source folder", "target/release/llm-cache-host".to_owned())
+    }
+}
+
+/// Removes the cached data with `purge`; otherwise says where it is and that `runner` (the host's
+/// command, or the binary that still runs it) removes it.
+fn data_left(purge: bool, platform: &Platform, runner: &str, out: &mut dyn Write) -> Result<(), Failure> {
     let Some(data_dir) = platform.data_dir() else { return Ok(()) };
     let folders = [crate::paths::store_dir(&data_dir), crate::paths::log_dir(&data_dir)];
     if !purge {
@@ -200,8 +237,9 @@ fn data_left(purge: bool, platform: &Platform, out: &mut dyn Write) -> Result<()
             say(
                 out,
                 format!(
-                    "The cached data, logs and settings stay in {}; `llm-cache-host uninstall --purge` (or deleting that folder) removes them.",
-                    data_dir.display()
+                    "The cached data, logs and settings stay in {}; `{} --purge` (or deleting that folder) removes them.",
+                    data_dir.display(),
+                    platform.host.invocation(runner, "uninstall")
                 ),
             );
         }
@@ -238,6 +276,17 @@ fn remove_target(location: &Location, os: Os) -> Result<(), String> {
     }
     let manifest = location.manifest();
     remove_file(manifest).map_err(|error| format!("can't remove {}: {error}", manifest.display()))
+}
+
+/// Removes the installed binary. On Windows, when it is the program running (`uninstall` typed as
+/// the installed command), Windows won't delete it yet: it is moved away and deleted once this
+/// program exits, and the place it went is returned.
+fn remove_binary(binary: &Path) -> io::Result<Option<PathBuf>> {
+    #[cfg(windows)]
+    if super::windows::is_running_binary(binary) {
+        return super::windows::remove_running_binary(binary).map(Some);
+    }
+    remove_file(binary).map(|()| None)
 }
 
 /// Removes a file; one that is gone already counts as removed.

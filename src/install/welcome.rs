@@ -16,6 +16,7 @@ use super::manifest::{
 };
 use super::record::Record;
 use super::{Selection, Target, found_browsers, layout, selected_targets};
+use crate::host_name::HostName;
 use crate::terminal::escape_controls;
 
 /// The exit code when started with no arguments and no terminal to ask in: the usage error's code,
@@ -69,22 +70,27 @@ pub fn installed(platform: &Platform) -> Vec<Installed> {
 }
 
 /// What the program is, and how to install it or (when `installed` lists what is) what is installed
-/// and how to check it, for a person; `program` is the command as they typed it.
-pub fn explanation(program: &str, installed: &[Installed]) -> String {
+/// and how to check it, for a person; `program` is the command as they typed it, and `host` the host
+/// it is (named in the commands shown when it isn't the default, so that they set up this one).
+pub fn explanation(program: &str, host: &HostName, installed: &[Installed]) -> String {
     let program = shell_word(program);
-    let intro = "\
-llm-cache-host is the native messaging host behind the llm_cache StorageTool: a browser extension keeps
+    let intro = format!(
+        "\
+{} is the native messaging host behind the llm_cache StorageTool: a browser extension keeps
 large results in a local cache through it, and the browser starts it whenever the extension connects.
 You only run it yourself to set it up, or to look at the cache.
-";
+",
+        host.command()
+    );
     if installed.is_empty() {
         return format!(
             "{intro}
 To install it (copy this binary to a stable place and register it with your browsers):
-  {program} install --extension-id <id>
+  {} --extension-id <id>
 where <id> is your extension's id as chrome://extensions shows it (32 letters from a to p).
 `{program} --help` lists every command and option.
-"
+",
+            host.invocation(&program, "install")
         );
     }
     let mut lines = String::new();
@@ -99,9 +105,10 @@ where <id> is your extension's id as chrome://extensions shows it (32 letters fr
     format!(
         "{intro}
 It is installed here, for these browsers and extensions:
-{lines}`{program} doctor` checks each step a browser takes to start it.
+{lines}`{}` checks each step a browser takes to start it.
 `{program} --help` lists every command and option.
-"
+",
+        host.invocation(&program, "doctor")
     )
 }
 
@@ -267,7 +274,22 @@ fn read_answer(input: &mut dyn BufRead) -> io::Result<Option<String>> {
 /// Runs the whole exchange at a terminal: the explanation, the question and, if the answer is yes,
 /// the `install` command itself. With a system-wide install here nothing is offered: this user's
 /// manifests would hide it from their browsers.
+///
+/// On Windows, a double-clicked binary gets a console window of its own that closes the moment it
+/// exits, taking the answer with it: there it waits for Enter before returning.
 pub fn run(program: &str) -> ExitCode {
+    let code = exchange(program);
+    #[cfg(windows)]
+    if super::windows::console_is_own() {
+        print!("\nPress Enter to close this window.");
+        let _ = io::stdout().flush();
+        let _ = read_answer(&mut io::stdin().lock());
+    }
+    code
+}
+
+/// [`run`]'s exchange itself.
+fn exchange(program: &str) -> ExitCode {
     let platform = Platform::current();
     let installed = installed(&platform);
     let mut out = io::stdout().lock();
@@ -276,7 +298,7 @@ pub fn run(program: &str) -> ExitCode {
             out,
             "{}\nIt is installed for every user, so nothing is offered here: an install of your own would hide \
              that one from your browsers.",
-            explanation(program, &installed)
+            explanation(program, &platform.host, &installed)
         );
         return ExitCode::SUCCESS;
     }
@@ -286,7 +308,7 @@ pub fn run(program: &str) -> ExitCode {
     } else {
         format!("Allow another extension too, for {}?", offer.phrase)
     };
-    let choice = writeln!(out, "{}", explanation(program, &installed))
+    let choice = writeln!(out, "{}", explanation(program, &platform.host, &installed))
         .and_then(|()| ask(&question, &offer, &mut io::stdin().lock(), &mut out));
     match choice {
         Ok(Choice::Install(args)) => {
@@ -315,11 +337,11 @@ pub fn shell_word(program: &str) -> String {
 }
 
 /// The command a person typed to start this program: `argv[0]` when it is there and UTF-8, else the
-/// binary's file name.
-pub fn program_name(argv0: Option<&str>) -> String {
+/// command of the host it is.
+pub fn program_name(argv0: Option<&str>, host: &HostName) -> String {
     match argv0 {
         Some(typed) if !typed.is_empty() => typed.to_owned(),
-        _ => "llm-cache-host".to_owned(),
+        _ => host.command(),
     }
 }
 
@@ -411,7 +433,7 @@ mod tests {
 
     #[test]
     fn the_explanation_names_the_command() {
-        let text = explanation("./llm-cache-host", &[]);
+        let text = explanation("./llm-cache-host", &HostName::default_host(), &[]);
         assert!(text.contains("  ./llm-cache-host install --extension-id <id>\n"), "{text}");
         assert!(text.contains("`./llm-cache-host --help`"), "{text}");
         #[cfg(unix)]
@@ -419,7 +441,15 @@ mod tests {
             assert_eq!(shell_word("/tmp/my dir/llm-cache-host"), "'/tmp/my dir/llm-cache-host'");
             assert_eq!(shell_word("/tmp/it's"), r"'/tmp/it'\''s'");
         }
-        assert_eq!(program_name(None), "llm-cache-host");
+        assert_eq!(program_name(None, &HostName::default_host()), "llm-cache-host");
+        let mail = HostName::parse("com.example.mail_cache").unwrap();
+        assert_eq!(program_name(None, &mail), "mail-cache");
+        let text = explanation("mail-cache", &mail, &[]);
+        assert!(text.starts_with("mail-cache is the native messaging host behind"), "{text}");
+        assert!(
+            text.contains("  mail-cache install --host-name com.example.mail_cache --extension-id <id>\n"),
+            "{text}"
+        );
 
         let installed = [
             Installed {
@@ -433,7 +463,7 @@ mod tests {
                 allowed: Allowed { chrome: Vec::new(), firefox: vec!["@name".into()] },
             },
         ];
-        let text = explanation("llm-cache-host", &installed);
+        let text = explanation("llm-cache-host", &HostName::default_host(), &installed);
         assert!(!text.contains("To install it"), "{text}");
         let a = "a".repeat(32);
         assert!(

@@ -35,6 +35,29 @@ pub fn binary() -> &'static str {
     })
 }
 
+/// Copies the host binary to `to`, to be run from there. The copy is made by `cp`, in a process of its own:
+/// had this test process opened the file for writing, a test on another thread that forks meanwhile would
+/// hold that descriptor until its child execs, and running the copy in that moment fails with "Text file
+/// busy" (ETXTBSY).
+pub fn copy_binary(to: &std::path::Path) {
+    let status = std::process::Command::new("cp").arg(binary()).arg(to).status().expect("cp runs");
+    assert!(status.success(), "cp {} {}: {status}", binary(), to.display());
+}
+
+/// A script of the repository (`install.sh`, `scripts/release.sh`) run with no cargo on PATH: it checks
+/// its options first, so options it accepts get as far as "cargo is missing", and one it refuses is
+/// named before that. Its exit code and stderr.
+pub fn script_without_cargo(script: &str, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(script);
+    let mut command = Command::new("/bin/bash");
+    command.arg(&script).args(args).env("PATH", "/usr/bin:/bin");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().unwrap();
+    (output.status.code(), String::from_utf8(output.stderr).unwrap())
+}
+
 /// A command that starts the host in host mode for `origin` with its data in `dir`.
 pub fn host_command(dir: &Path, origin: &str) -> Command {
     host_command_with_args(dir, &[origin.to_owned()])

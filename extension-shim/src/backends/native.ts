@@ -35,6 +35,7 @@ import {
   type HelloResult,
   type Reply,
 } from "../protocol.js";
+import { checkHostName } from "../host-name.js";
 
 /** The part of `chrome.runtime.Port` the client uses; a real port fits it, and so can a test's fake. */
 export interface NativePort {
@@ -53,7 +54,10 @@ export interface ClientOptions {
   connect?: ConnectNative;
   /** How long a request may wait for its reply before it fails; DEFAULT_TIMEOUT_MS by default. */
   timeoutMs?: number;
-  /** The registered host name; NATIVE_HOST_NAME by default. */
+  /**
+   * The registered host name; NATIVE_HOST_NAME by default. A name against the host's rule (host-name.ts) is a
+   * TypeError here, since no host could be installed under it.
+   */
   hostName?: string;
   /**
    * How long the port may stay open with nothing to do before the client closes it; DEFAULT_IDLE_CLOSE_MS by
@@ -128,10 +132,15 @@ export class NativeCacheClient extends ProtocolClient {
   constructor(options: ClientOptions = {}) {
     super();
     this.#connect = options.connect ?? ((hostName) => chrome.runtime.connectNative(hostName));
-    this.#hostName = options.hostName ?? NATIVE_HOST_NAME;
+    this.#hostName = options.hostName === undefined ? NATIVE_HOST_NAME : checkHostName(options.hostName, "hostName");
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#idleCloseMs = options.idleCloseMs ?? DEFAULT_IDLE_CLOSE_MS;
     this.#compression = options.compression ?? true;
+  }
+
+  /** The name of the host this client connects to (`connectNative`'s argument). */
+  get hostName(): string {
+    return this.#hostName;
   }
 
   /** The host's `hello` result while a port is open; undefined before the first call and after a drop. */

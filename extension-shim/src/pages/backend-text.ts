@@ -4,6 +4,7 @@
  * install page gives the reason in full beneath it.
  */
 
+import { hostCommand } from "../install-command.js";
 import { IN_BROWSER_CHOSEN, type CacheStatus } from "../status.js";
 
 /** How status.ts's reason begins when the browser found no host to start: the host isn't installed. */
@@ -12,7 +13,8 @@ const NOT_INSTALLED = "the native host is not installed";
 /** Whether the host serves new sessions, and the sentence that says which backend does. */
 export function servedBy(status: CacheStatus): { byHost: boolean; sentence: string } {
   if (status.backend === "host" && !status.hostProblem) {
-    const host = status.host ? `llm-cache-host ${status.host.version}` : "The native host";
+    // The host by its command (`mail-cache` for com.example.mail_cache), as its user types it.
+    const host = status.host ? `${hostCommand(status.hostName)} ${status.host.version}` : "The native host";
     return { byHost: true, sentence: `${host} serves this extension's cache.` };
   }
   if (status.backend === "host") {

@@ -1,6 +1,6 @@
 /**
- * What the extension's developer tells the pages: the extension's name, where its users download the host, and
- * whether to show building it from source. The pages are static files the developer copies into the extension,
+ * What the extension's developer tells the pages: the extension's name, the host it connects to, where its users
+ * download the host, and whether to show building it from source. The pages are static files the developer copies into the extension,
  * so the settings live in a file of the developer's own at the extension's root, `llm-cache-pages.json`, which
  * no update of the shim overwrites; a page inside the extension's own UI passes the same fields to
  * `mountInstallPage` or `mountViewer` instead. Without the file, every setting has its default.
@@ -8,6 +8,8 @@
  * Each setting is checked where it enters (`checkPagesConfig`), so that a typo in a key or a link that isn't a
  * web address is a clear error on the page for the developer, not a setting silently ignored.
  */
+
+import { checkHostName } from "../host-name.js";
 
 /** The file the pages read their settings from, at the extension's root. */
 export const PAGES_CONFIG_FILE = "llm-cache-pages.json";
@@ -48,6 +50,12 @@ export const DOWNLOAD_KEYS = ["debAmd64", "debArm64", "tarballX86_64", "tarballA
 export interface PagesConfig {
   /** The extension's name as the pages say it: in their titles and headings. The manifest's `name` by default. */
   extensionName?: string;
+  /**
+   * The native host the extension connects to, as it passes `hostName` to `createLlmCache` (`com.browserx.llm_cache`
+   * by default): the pages' own cache connects to it, and the install page's commands name its release files, its
+   * command and `--host-name`. The host's rule (host-name.ts), e.g. com.example.mail_cache.
+   */
+  hostName?: string;
   /** Where the install page's download links go. */
   downloads?: Downloads;
   /**
@@ -65,6 +73,7 @@ const CHECKS: { [K in keyof Required<PagesConfig>]: (value: unknown, where: stri
     }
     return value;
   },
+  hostName: (value, where) => checkHostName(value, `${where}: hostName`),
   downloads: (value, where) => {
     if (!isPlainObject(value)) throw new TypeError(`${where}: downloads must be an object of download addresses, not ${describe(value)}`);
     const downloads: Downloads = {};

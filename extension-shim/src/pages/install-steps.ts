@@ -1,13 +1,16 @@
 /**
  * What the install page tells a person to run, per OS and processor, with this extension's id filled in: with its
- * browser's flag, and quoted for the OS's shell (install-command.ts). Each release file is linked where the
+ * browser's flag, and quoted for the OS's shell (install-command.ts); for the host the extension connects to,
+ * whose release files and command are named by it as scripts/release.sh names them. Each release file is linked where the
  * extension's developer gave its address (config.ts), and asked of the developer where they didn't. Pure: the
  * page (install.ts) asks the browser for the OS and the id and renders these steps; the tests check the commands
  * themselves, and run the POSIX ones.
  */
 
-import { browserOf, idArguments, shellOf, shellWord, sourceInstallCommand, type BrowserFamily } from "../install-command.js";
+import { browserOf, hostCommand, hostNameArgument, idArguments, shellOf, shellWord, sourceInstallCommand, type BrowserFamily } from "../install-command.js";
+import { NATIVE_HOST_NAME } from "../protocol.js";
 import type { Downloads, PagesConfig } from "./config.js";
+import { releaseFile, tarballFolder } from "./release-files.js";
 
 export type { BrowserFamily } from "../install-command.js";
 
@@ -57,14 +60,19 @@ const LINUX_ARCHES = {
 /**
  * The ways to install the host on the machine for the extension, most usual first; building from source only
  * when the developer asks for it (`showFromSource`). Empty on an OS with no native messaging (ChromeOS,
- * Android): the extension then keeps its cache in the browser.
+ * Android): the extension then keeps its cache in the browser. For a host of the developer's own name
+ * (`hostName`, e.g. `com.example.mail_cache`) the release files and the command are its own
+ * (`mail-cache_<version>_amd64.deb`, `mail-cache`), and each `install` names it with `--host-name`, so that any
+ * build of the binary registers under it.
  */
 export function installWays(machine: Machine, config: PagesConfig = {}, version = HOST_RELEASE): InstallWay[] {
   const { os, extensionId } = machine;
   const browser = machine.browser ?? browserOf(extensionId);
   const downloads = config.downloads ?? {};
   const shell = shellOf(os);
-  const register = (binary: string) => `${binary} install ${idArguments(extensionId, os, browser)}`;
+  const hostName = config.hostName ?? NATIVE_HOST_NAME;
+  const name = hostCommand(hostName);
+  const register = (binary: string) => `${binary} install ${idArguments(extensionId, os, browser)}${hostNameArgument(hostName)}`;
   const fromSource: InstallWay[] = config.showFromSource
     ? [
         {
@@ -72,7 +80,7 @@ export function installWays(machine: Machine, config: PagesConfig = {}, version 
           steps: [
             {
               words: [`In a checkout of llm-cache-host, build the release binary and install it for this extension${os === "win" ? ", in PowerShell" : ""}:`],
-              command: sourceInstallCommand(extensionId, os, browser),
+              command: sourceInstallCommand(extensionId, os, browser, hostName),
             },
           ],
         },
@@ -81,10 +89,9 @@ export function installWays(machine: Machine, config: PagesConfig = {}, version 
   switch (os) {
     case "linux": {
       const arch = LINUX_ARCHES[machine.arch === "arm64" || machine.arch === "aarch64" ? "arm64" : "x86_64"];
-      const deb = fileName(downloads[arch.deb], ".deb", `llm-cache-host_${version}_${arch.debian}.deb`);
-      const tarball = fileName(downloads[arch.tarball], ".tar.gz", `llm-cache-host-${version}-${arch.uname}-linux.tar.gz`);
-      // The release's tarball holds one folder of its own name (scripts/release.sh).
-      const folder = tarball.slice(0, -".tar.gz".length);
+      const deb = fileName(downloads[arch.deb], ".deb", releaseFile(arch.deb, version, name));
+      const tarball = fileName(downloads[arch.tarball], ".tar.gz", releaseFile(arch.tarball, version, name));
+      const folder = tarballFolder(tarball);
       return [
         {
           title: `Debian or Ubuntu (${arch.uname})`,
@@ -92,7 +99,7 @@ export function installWays(machine: Machine, config: PagesConfig = {}, version 
             { words: [...get(downloads[arch.deb], deb), ", then in its folder:"], command: `sudo apt install ./${shellWord(deb, shell)}` },
             {
               words: ["If this page still says the host isn't used, the package was built for other extensions; register it for this one:"],
-              command: register("llm-cache-host"),
+              command: register(name),
             },
           ],
         },
@@ -101,39 +108,58 @@ export function installWays(machine: Machine, config: PagesConfig = {}, version 
           steps: [
             {
               words: [...get(downloads[arch.tarball], tarball), ", then in its folder:"],
-              command: `tar xzf ${shellWord(tarball, shell)} && cd ${shellWord(folder, shell)} && ${register("./llm-cache-host")}`,
+              command: `tar xzf ${shellWord(tarball, shell)} && cd ${shellWord(folder, shell)} && ${register(`./${name}`)}`,
             },
           ],
         },
         ...fromSource,
       ];
     }
-    case "mac":
+    case "mac": {
+      // One universal2 binary serves Intel and Apple silicon Macs. It is signed ad hoc, not notarized by Apple,
+      // so macOS refuses to run it while it carries the quarantine mark a browser puts on what it downloads,
+      // which tar and Archive Utility pass on to what they unpack: `xattr -c` clears it (and fails on no file).
+      const tarball = fileName(downloads.macosTarball, ".tar.gz", releaseFile("macosTarball", version, name));
+      const folder = tarballFolder(tarball);
       return [
         {
-          title: "macOS",
+          title: "macOS (Intel or Apple silicon)",
           steps: [
             {
-              words: [...get(downloads.macosTarball, fileName(downloads.macosTarball, ".tar.gz", "the macOS tarball of llm-cache-host")), " and unpack it, then in its folder:"],
-              command: register("./llm-cache-host"),
+              words: [
+                ...get(downloads.macosTarball, tarball),
+                ", then in Terminal, in its folder (xattr -c clears the quarantine mark your browser put on the download: macOS won't run a program Apple hasn't notarized while it has that mark):",
+              ],
+              command: `xattr -c ${shellWord(tarball, shell)} && tar xzf ${shellWord(tarball, shell)} && cd ${shellWord(folder, shell)} && ${register(`./${name}`)}`,
+            },
+            {
+              words: [`If your browser unpacked it already, in Terminal, in the folder ${folder}:`],
+              command: `xattr -c ${name} && ${register(`./${name}`)}`,
             },
           ],
         },
         ...fromSource,
       ];
-    case "win":
+    }
+    case "win": {
+      // The zip's files are at its top, so that Extract All's folder, named like the zip, holds the .exe.
+      const zip = fileName(downloads.windowsZip, ".zip", releaseFile("windowsZip", version, name));
       return [
         {
           title: "Windows",
           steps: [
             {
-              words: [...get(downloads.windowsZip, fileName(downloads.windowsZip, ".zip", "the zip of llm-cache-host.exe")), " and unpack it, then in its folder, in PowerShell:"],
-              command: register(".\\llm-cache-host.exe"),
+              words: [
+                ...get(downloads.windowsZip, zip),
+                ` and unpack it (right-click it, Extract All). In the unpacked folder, double-click ${name}.exe, answer y, and give it this extension's id, ${extensionId} (if Windows says it protected your PC: More info, Run anyway). Or, in PowerShell in that folder:`,
+              ],
+              command: register(`.\\${name}.exe`),
             },
           ],
         },
         ...fromSource,
       ];
+    }
     default:
       return [];
   }

@@ -4,8 +4,10 @@
  * extension, with its id filled in. When the user comes back to the page (after running them in a terminal,
  * say), it asks the host again over a new port: `status({ recheck: true })`.
  *
- * The extension's developer makes the page theirs (config.ts): its name in the title, links to their release
- * files, building from source shown or not. Every command has a Copy button beside it.
+ * The extension's developer makes the page theirs (config.ts): its name in the title, the host it connects to
+ * (named in every command), links to their release files, building from source shown or not. Every command has a
+ * Copy button beside it. Where the host isn't used, the reason points at the steps on the page, which are for the
+ * extension's users, not at a checkout of the host's source as `status()` does for developers.
  *
  * install.html loads this module, which reads the developer's `llm-cache-pages.json` and mounts the page on its
  * `#llm-cache-install` element. An extension that wants the page inside its own UI calls `mountInstallPage` with
@@ -17,12 +19,16 @@ import type { CacheStatus } from "../status.js";
 import { servedBy } from "./backend-text.js";
 import { checkPagesConfig, extensionName, loadPagesConfig, type PagesConfig } from "./config.js";
 import { button, el, errorLine, localTime, show } from "./dom.js";
-import { browserOf } from "../install-command.js";
+import { browserOf, hostCommand } from "../install-command.js";
+import { NATIVE_HOST_NAME } from "../protocol.js";
 import { installWays, osName, type InstallWay, type Machine } from "./install-steps.js";
 
 /** The developer's settings (config.ts), and the page's cache and links. */
 export interface InstallPageOptions extends PagesConfig {
-  /** The cache whose status is shown; a `createLlmCache()` of the page's own by default. */
+  /**
+   * The cache whose status is shown; a `createLlmCache({ hostName })` of the page's own by default. With a cache
+   * given and no `hostName` setting, the host its status names is the one the steps install.
+   */
   cache?: LlmCache;
   /** Where the "cache viewer" link goes; the viewer page beside this one by default. */
   viewerUrl?: string;
@@ -38,7 +44,7 @@ const COPIED_MS = 2000;
 export async function mountInstallPage(root: HTMLElement, options: InstallPageOptions = {}): Promise<void> {
   const { cache: given, viewerUrl, ...settings } = options;
   const config = checkPagesConfig(settings, "mountInstallPage's options");
-  const cache = given ?? createLlmCache();
+  const cache = given ?? createLlmCache(config.hostName === undefined ? {} : { hostName: config.hostName });
   const platform = await chrome.runtime.getPlatformInfo();
   const machine: Machine = { os: platform.os, arch: platform.arch, extensionId: chrome.runtime.id, browser: browserOf(chrome.runtime.id) };
   const name = extensionName(config);
@@ -63,12 +69,14 @@ export async function mountInstallPage(root: HTMLElement, options: InstallPageOp
       let status: CacheStatus | undefined;
       let failure: unknown;
       try {
-        status = await cache.status({ recheck });
+        status = await cache.status({ recheck, advice: "install page" });
       } catch (error) {
         failure = error;
       }
       renderStatus(statusBox, status, failure);
-      renderSteps(stepsBox, machine, config, status !== undefined && servedBy(status).byHost);
+      // A cache the extension made says which host it connects to.
+      const hostName = config.hostName ?? status?.hostName;
+      renderSteps(stepsBox, machine, hostName === undefined ? config : { ...config, hostName }, status !== undefined && servedBy(status).byHost);
       delete root.dataset.checking;
       root.dataset.checks = String(Number(root.dataset.checks ?? 0) + 1);
     })().finally(() => {
@@ -94,7 +102,10 @@ function renderStatus(box: HTMLElement, status: CacheStatus | undefined, failure
   box.dataset.backend = status.backend;
   const { byHost, sentence } = servedBy(status);
   const rows: Array<[string, string]> = [["Cache", status.backend === "host" ? "native host" : "in the browser (IndexedDB)"]];
-  if (status.host) rows.push(["Host", `llm-cache-host ${status.host.version}, protocol version ${status.host.protocolVersion}`]);
+  if (status.host) {
+    const name = status.hostName ?? NATIVE_HOST_NAME;
+    rows.push(["Host", `${hostCommand(name)} ${status.host.version}, protocol version ${status.host.protocolVersion} (${name})`]);
+  }
   if (status.hostProblem) rows.push(["Why not the host", status.hostProblem]);
   show(
     box,
@@ -121,7 +132,7 @@ function renderSteps(box: HTMLElement, machine: Machine, config: PagesConfig, in
       "p",
       {},
       "Then come back to this page: it checks again. If the host is still not used, ",
-      el("code", {}, "llm-cache-host doctor"),
+      el("code", {}, `${hostCommand(config.hostName)} doctor`),
       " checks each step a browser takes to start it.",
     ),
   ];

@@ -37,9 +37,12 @@ export const DATA_PAGE_BYTES = 16 * 1024;
 /** The most "open a part" links under one page of data. */
 const MAX_PART_LINKS = 200;
 
-/** The developer's settings (config.ts: the viewer uses the extension's name), and the page's cache and links. */
+/**
+ * The developer's settings (config.ts: the viewer uses the extension's name, and the host name for its own cache),
+ * and the page's cache and links.
+ */
 export interface ViewerOptions extends PagesConfig {
-  /** The cache to show; a `createLlmCache()` of the page's own by default. */
+  /** The cache to show; a `createLlmCache({ hostName })` of the page's own by default. */
   cache?: LlmCache;
   /** Where the "install page" link goes; the install page beside this one by default. */
   installUrl?: string;
@@ -48,9 +51,11 @@ export interface ViewerOptions extends PagesConfig {
 /** Renders the view the URL names into `root`, and the next one whenever the fragment changes. */
 export async function mountViewer(root: HTMLElement, options: ViewerOptions = {}): Promise<void> {
   const { cache, installUrl, ...settings } = options;
-  const name = extensionName(checkPagesConfig(settings, "mountViewer's options"));
+  const config = checkPagesConfig(settings, "mountViewer's options");
+  const name = extensionName(config);
   document.title = `${name}: LLM cache viewer`;
-  const viewer = new Viewer(root, cache ?? createLlmCache(), installUrl ?? "install.html", name);
+  const own = () => createLlmCache(config.hostName === undefined ? {} : { hostName: config.hostName });
+  const viewer = new Viewer(root, cache ?? own(), installUrl ?? "install.html", name);
   window.addEventListener("hashchange", () => void viewer.render());
   await viewer.render();
 }

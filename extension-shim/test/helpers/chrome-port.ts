@@ -196,6 +196,8 @@ export interface HostOptions {
   extensionId?: string;
   /** The manifest's allowed_origins; every origin by default. */
   allowedOrigins?: string[];
+  /** The name the host is registered as (its manifest's); com.browserx.llm_cache by default. */
+  hostName?: string;
 }
 
 /** A `connect` that starts a real host per call, as connectNative does, and remembers the ports it made. */
@@ -213,7 +215,8 @@ export function hostConnector(options: HostOptions): HostConnector {
   const ports: ChromeNativePort[] = [];
   const extensionId = options.extensionId ?? DEMO_EXTENSION_ID;
   const connect = (hostName: string): NativePort => {
-    if (hostName !== "com.browserx.llm_cache") throw new Error(`unexpected host name ${hostName}`);
+    // Chrome finds no manifest for any other name.
+    if (hostName !== (options.hostName ?? "com.browserx.llm_cache")) return new RefusedPort(CHROME_ERRORS.notFound);
     if (options.allowedOrigins && !options.allowedOrigins.includes(`chrome-extension://${extensionId}/`)) {
       return new RefusedPort(CHROME_ERRORS.forbidden);
     }

@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# The Windows x86_64 build, proven as far as Linux can: under Wine, in a throw-away prefix.
+#
+#  1. clippy for the Windows target; scripts/cross/windows.sh makes the release zip, and the .exe
+#     inside it is what is checked.
+#  2. Through that .exe over real pipes: --version, a native-messaging frame answered with hello.
+#  3. install for every browser against Wine's registry: each HKCU key's default value is the
+#     manifest's path, each manifest names the installed .exe and the ids, the install record is
+#     there; doctor passes; uninstall typed as the installed .exe removes the keys, the manifests,
+#     the record and its own running file (Windows can't delete a running .exe: it is moved to the
+#     temp folder and deleted once it exits; see src/install/windows.rs).
+#  4. The Rust tests that don't open the store, cross-compiled and run under Wine.
+#
+# The store itself can't run under Wine: LMDB's Windows code maps a section larger than its data
+# file (the file grows into it), and Wine refuses such a mapping, so every test that opens the store
+# fails there for that reason alone. Those tests are not run here (the list is in WINE_TESTS below);
+# a real Windows runs them all with `cargo test`.
+#
+# Wine needs one test-only stub: Rust's standard library calls ProcessPrng from bcryptprimitives.dll,
+# which Debian's Wine 8 lacks. tests/wine/bcryptprimitives.c is built into the prefix's system32,
+# never into a release artifact.
+#
+# One-time setup (Debian; .ci/run does it when missing):
+#   apt-get install gcc-mingw-w64-x86-64 wine wine64 && rustup target add x86_64-pc-windows-gnu
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+target=x86_64-pc-windows-gnu
+for tool in wine wineboot wineserver x86_64-w64-mingw32-gcc python3; do
+  command -v "$tool" >/dev/null \
+    || { echo "test-windows.sh: $tool is missing: apt-get install gcc-mingw-w64-x86-64 wine wine64 python3" >&2; exit 2; }
+done
+
+work=$(mktemp -d)
+export WINEPREFIX=$work/prefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+# The host must find its data and install places where Wine puts them, not where this shell does.
+unset LLM_CACHE_DIR XDG_DATA_HOME XDG_CONFIG_HOME
+cleanup() {
+  wineserver -k 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+  echo "test-windows.sh: FAIL $1" >&2
+  exit 1
+}
+step() { echo "test-windows.sh: $1"; }
+
+step "clippy for the Windows target (the code under cfg(windows) is compiled nowhere else)"
+# Not --all-targets: the benchmark measures with Linux-only calls (schedstat, pipe sizes).
+cargo clippy --locked --quiet --target "$target" --lib --bins --tests -- -D warnings
+
+step "the release zip"
+zip_name=$(scripts/cross/windows.sh "$work/dist" | tail -n 1)
+# Exactly these members (so never the test-only stub DLL), at the zip's top: Extract All puts them in a folder
+# named like the zip, which is what the install page tells people to open.
+python3 - "$work/dist/$zip_name" "$work/unzipped" <<'PY' || fail "the zip's members"
+import sys, zipfile
+archive = zipfile.ZipFile(sys.argv[1])
+expected = ["llm-cache-host.exe", "README.md", "LICENSE", "LICENSE-MIT", "LICENSE-APACHE"]
+assert archive.namelist() == expected, archive.namelist()
+archive.extractall(sys.argv[2])
+PY
+folder=$work/unzipped
+exe=$folder/llm-cache-host.exe
+
+step "a throw-away Wine prefix (no display needed: console programs only)"
+wineboot -i >/dev/null 2>&1 || fail "wineboot -i could not make the prefix"
+system32=$WINEPREFIX/drive_c/windows/system32
+[ -d "$system32" ] || fail "the prefix has no system32"
+x86_64-w64-mingw32-gcc -O2 -shared -o "$system32/bcryptprimitives.dll" tests/wine/bcryptprimitives.c -ladvapi32
+
+step "--version"
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
+said=$(wine "$exe" --version | tr -d '\r')
+[ "$said" = "llm-cache-host $version" ] || fail "--version said \"$said\", not \"llm-cache-host $version\""
+
+step "framing and hello over real pipes"
+data_dir=$(wine cmd.exe /c 'echo %LOCALAPPDATA%' | tr -d '\r')\\llm-cache-host
+# A length-prefixed request in, a length-prefixed reply out (PROTOCOL.md section 2), byte for byte.
+python3 - "$exe" <<'PY' || fail "hello over pipes"
+import json, struct, subprocess, sys
+request = json.dumps({"id": 1, "op": "hello"}).encode()
+frame = struct.pack("<I", len(request)) + request
+done = subprocess.run(["wine", sys.argv[1], "chrome-extension://abcdefghijklmnopabcdefghijklmnop/"],
+                      input=frame, capture_output=True, timeout=120)
+out = done.stdout
+assert done.returncode == 0, f"exit {done.returncode}: {done.stderr[-2000:]!r}"
+assert len(out) >= 4, f"no reply frame: {out!r}"
+(length,) = struct.unpack("<I", out[:4])
+assert len(out) == 4 + length, f"one frame of {length} bytes expected, got {len(out)} bytes in all"
+reply = json.loads(out[4:])
+assert reply["id"] == 1 and reply["ok"] is True, reply
+assert "hello" in reply["result"]["ops"], reply
+PY
+
+chrome_id=abcdefghijklmnopabcdefghijklmnop
+firefox_id=wine-test@example.org
+step "install for every browser, into Wine's registry"
+wine "$exe" install --extension-id "$chrome_id" --firefox-extension-id "$firefox_id" >"$work/install.out" 2>&1 \
+  || { cat "$work/install.out"; fail "install"; }
+base=$(winepath -u "$data_dir" | tr -d '\r')
+installed_win="$data_dir\\bin\\llm-cache-host.exe"
+[ -f "$base/bin/llm-cache-host.exe" ] || fail "install copied no binary to $base/bin"
+[ -f "$base/install.json" ] || fail "install wrote no record at $base/install.json"
+# Brave and Vivaldi read Chrome's key; each family has one manifest file.
+for entry in 'Google\Chrome:chromium' 'Chromium:chromium' 'Microsoft\Edge:chromium' 'Mozilla:firefox'; do
+  key="HKCU\\Software\\${entry%%:*}\\NativeMessagingHosts\\com.browserx.llm_cache"
+  family=${entry#*:}
+  manifest_win="$data_dir\\manifests\\$family\\com.browserx.llm_cache.json"
+  value=$(wine reg query "$key" /ve 2>/dev/null | tr -d '\r' | sed -n 's/^ *(Default) *REG_SZ *//p')
+  [ "$value" = "$manifest_win" ] || fail "$key's default value is \"$value\", not \"$manifest_win\""
+  python3 - "$(winepath -u "$manifest_win" | tr -d '\r')" "$installed_win" "$family" "$chrome_id" "$firefox_id" <<'PY' \
+    || fail "the $family manifest"
+import json, sys
+path, binary, family, chrome_id, firefox_id = sys.argv[1:]
+manifest = json.load(open(path))
+assert manifest["name"] == "com.browserx.llm_cache" and manifest["type"] == "stdio", manifest
+assert manifest["path"] == binary, (manifest["path"], binary)
+if family == "chromium":
+    assert f"chrome-extension://{chrome_id}/" in manifest["allowed_origins"], manifest
+else:
+    assert firefox_id in manifest["allowed_extensions"], manifest
+PY
+done
+grep -q "$chrome_id" "$base/install.json" || fail "the install record doesn't list the extension"
+
+step "doctor"
+# Every browser's checks pass; the store's is the one that fails, for Wine's reason above, and fails
+# the command with it.
+if wine "$exe" doctor >"$work/doctor.out" 2>&1; then doctor_code=0; else doctor_code=$?; fi
+tr -d '\r' <"$work/doctor.out" >"$work/doctor.txt"
+for label in 'chrome, brave, vivaldi' chromium edge firefox; do
+  grep -q "^OK   $label: host $version registered" "$work/doctor.txt" || { cat "$work/doctor.txt"; fail "doctor on $label"; }
+done
+[ "$(grep -c '^FAIL' "$work/doctor.txt")" = 1 ] && grep -q '^FAIL store: .*StorageUnavailableError' "$work/doctor.txt" \
+  || { cat "$work/doctor.txt"; fail "doctor failed more than the store's check"; }
+[ "$doctor_code" = 1 ] || fail "doctor exited $doctor_code with a failed check, not 1"
+
+step "uninstall, typed as the installed .exe"
+wine "$installed_win" uninstall >"$work/uninstall.out" 2>&1 || { cat "$work/uninstall.out"; fail "uninstall"; }
+grep -q "removed the host binary" "$work/uninstall.out" || { cat "$work/uninstall.out"; fail "uninstall said nothing of the binary"; }
+# Every Wine process of the prefix has ended, the helper that deletes the moved binary included.
+wineserver -w
+for key in 'Google\Chrome' 'Chromium' 'Microsoft\Edge' 'Mozilla'; do
+  ! wine reg query "HKCU\\Software\\$key\\NativeMessagingHosts\\com.browserx.llm_cache" /ve >/dev/null 2>&1 \
+    || fail "uninstall left HKCU\\Software\\$key\\NativeMessagingHosts\\com.browserx.llm_cache"
+done
+[ ! -e "$base/install.json" ] || fail "uninstall left the install record"
+[ ! -e "$base/manifests" ] || fail "uninstall left $base/manifests"
+[ ! -e "$base/bin" ] || fail "uninstall left $base/bin: $(ls -A "$base/bin")"
+temp=$(winepath -u "$(wine cmd.exe /c 'echo %TEMP%' | tr -d '\r')" | tr -d '\r')
+leftovers=$(find "$temp" -maxdepth 1 -name 'llm-cache-host-*' | head -n 3)
+[ -z "$leftovers" ] || fail "the running binary moved away at uninstall was never deleted: $leftovers"
+
+# 4. The tests that don't open the store (see the top), with the Wine prefix above.
+step "the Rust tests that don't open the store, under Wine"
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine
+WINE_TESTS=(
+  "--lib --bins"
+  "--test cli"
+  "--test replay -- --exact hello unavailable every_transcript_is_run"
+  "--test inspect -- --exact unframed_json_gets_a_hint"
+  "--test recovery -- --exact a_closed_stdout_ends_the_host_cleanly"
+)
+for tests in "${WINE_TESTS[@]}"; do
+  # shellcheck disable=SC2086 # each entry is a list of words
+  cargo test --locked --quiet --target "$target" $tests
+done
+step "OK"

@@ -1,0 +1,264 @@
+//! Which host this is: the name extensions pass to `connectNative`, and the names that follow from it.
+//!
+//! One source tree builds every vendor's host. The default, `com.browserx.llm_cache`, keeps the names
+//! it always had: the command, package and data folder `llm-cache-host`. Any other host name
+//! `com.example.mail_cache` gives:
+//! - the command and Debian package `mail-cache`: the last component, `_` turned into `-` (a person
+//!   types it, and Debian allows no `_` in package names);
+//! - the data folder `com.example.mail_cache` (under `~/.local/share` and its kin, and as the install
+//!   base of a system install): the whole name, so two vendors' hosts never share a store even when
+//!   their commands are alike;
+//! - the installed copy of the binary, `<data folder>/bin/com.example.mail_cache`: named so that the
+//!   copy knows which host it is.
+//!
+//! A binary knows its host name at run time, because a browser starts it with nothing that says
+//! which manifest named it. The name is, in this order:
+//! 1. its own file name, when that is a host name (less `.exe` on Windows): this is how the copy
+//!    `install --host-name` makes knows its name;
+//! 2. the name baked in when it was built, from the `LLM_CACHE_HOST_NAME` variable (what
+//!    `scripts/release.sh --host-name` does), checked when it compiles;
+//! 3. the default.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use crate::paths::Os;
+
+/// The demo's host name, which a build without `LLM_CACHE_HOST_NAME` has.
+pub const DEFAULT_HOST_NAME: &str = "com.browserx.llm_cache";
+
+/// The default host's command, Debian package, installed binary and data folder.
+pub const DEFAULT_COMMAND: &str = "llm-cache-host";
+
+/// The build-time variable that bakes a host name into the binary.
+pub const BUILD_VAR: &str = "LLM_CACHE_HOST_NAME";
+
+/// The longest host name taken. Chrome sets none; the name becomes a file name (with `.json`), a
+/// folder name and a registry key, which all stop at 255 characters.
+pub const MAX_HOST_NAME_BYTES: usize = 128;
+
+/// The rule, in words, for the errors that refuse a name.
+pub const HOST_NAME_RULE: &str = "a host name is Chrome's: lowercase letters, digits, '_' and '.', with no '.' at \
+    either end and no '..'; here also a reverse domain name with at least one '.', at most 128 characters, whose \
+    last part (which names the command) starts with a letter or digit and is at least 2 characters, \
+    e.g. com.example.mail_cache";
+
+/// The host name baked in at build time, if any (an empty value counts as none).
+const BUILT: Option<&str> = match option_env!("LLM_CACHE_HOST_NAME") {
+    Some(name) if !name.is_empty() => Some(name),
+    _ => None,
+};
+
+// A name the binary could never register is a build error, not a surprise at install.
+const _: () = if let Some(name) = BUILT {
+    assert!(is_host_name(name), "LLM_CACHE_HOST_NAME is not a host name: see HOST_NAME_RULE in src/host_name.rs");
+};
+
+/// A checked host name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostName(String);
+
+impl HostName {
+    /// `name` if it follows [`HOST_NAME_RULE`]; the error says why not.
+    ///
+    /// # Errors
+    /// A sentence with the rule when it doesn't.
+    pub fn parse(name: &str) -> Result<HostName, String> {
+        if !is_host_name(name) {
+            return Err(format!("\"{}\" is not a host name: {HOST_NAME_RULE}", name.escape_debug()));
+        }
+        let host = HostName(name.to_owned());
+        if !host.is_default() && host.command() == DEFAULT_COMMAND {
+            return Err(format!(
+                "\"{name}\" would have the command {DEFAULT_COMMAND}, which is the default host's: choose another last part"
+            ));
+        }
+        Ok(host)
+    }
+
+    /// The default host, `com.browserx.llm_cache`.
+    pub fn default_host() -> HostName {
+        HostName(DEFAULT_HOST_NAME.to_owned())
+    }
+
+    /// The name this binary was built with: `LLM_CACHE_HOST_NAME` at build time, else the default.
+    pub fn built_in() -> HostName {
+        HostName(BUILT.unwrap_or(DEFAULT_HOST_NAME).to_owned())
+    }
+
+    /// The host a binary at `path` is: its file name when that is a host name, else the built-in one.
+    pub fn of_executable(path: &Path, os: Os) -> HostName {
+        let name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
+        let name = if os == Os::Windows { name.strip_suffix(".exe").unwrap_or(name) } else { name };
+        HostName::parse(name).unwrap_or_else(|_| HostName::built_in())
+    }
+
+    /// The host this process is, worked out once.
+    pub fn current() -> HostName {
+        static CURRENT: OnceLock<HostName> = OnceLock::new();
+        CURRENT
+            .get_or_init(|| {
+                // The real file, not a link to it: `~/.local/bin/mail-cache` links to the named copy.
+                match std::env::current_exe().and_then(|exe| exe.canonicalize()) {
+                    Ok(exe) => HostName::of_executable(&exe, Os::current()),
+                    Err(_) => HostName::built_in(),
+                }
+            })
+            .clone()
+    }
+
+    /// The name itself.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether this is the default host, which keeps its historical names.
+    pub fn is_default(&self) -> bool {
+        self.0 == DEFAULT_HOST_NAME
+    }
+
+    /// The command people type, which is also the Debian package's name: `llm-cache-host` for the
+    /// default, else the last component with `_` turned into `-`.
+    pub fn command(&self) -> String {
+        if self.is_default() {
+            return DEFAULT_COMMAND.to_owned();
+        }
+        self.0.rsplit('.').next().unwrap_or(&self.0).replace('_', "-")
+    }
+
+    /// The folder the host's data goes in under the OS's data directory, and a system install's base.
+    pub fn folder(&self) -> &str {
+        if self.is_default() { DEFAULT_COMMAND } else { &self.0 }
+    }
+
+    /// The installed binary's file name: the host name, so that the copy knows which host it is;
+    /// `llm-cache-host` for the default host when this binary is a default build, as it always was.
+    pub fn binary_file(&self, os: Os) -> String {
+        let stem = if self.is_default() && HostName::built_in().is_default() { DEFAULT_COMMAND } else { &self.0 };
+        if os == Os::Windows { format!("{stem}.exe") } else { stem.to_owned() }
+    }
+
+    /// `subcommand` (`install`, `doctor`, `uninstall`: those that take `--host-name`) run by `program`
+    /// as a person types it: with `--host-name` when this isn't the default host, so that the line
+    /// sets up or checks this host whichever binary runs it.
+    pub fn invocation(&self, program: &str, subcommand: &str) -> String {
+        if self.is_default() {
+            format!("{program} {subcommand}")
+        } else {
+            format!("{program} {subcommand} --host-name {}", self.0)
+        }
+    }
+
+    /// The manifest's file name: the host name and `.json`, as browsers look it up.
+    pub fn manifest_file(&self) -> String {
+        format!("{}.json", self.0)
+    }
+}
+
+impl std::fmt::Display for HostName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Whether `name` follows [`HOST_NAME_RULE`]; a `const fn`, so that the baked-in name is checked when
+/// the binary compiles.
+pub const fn is_host_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    if bytes.is_empty() || bytes.len() > MAX_HOST_NAME_BYTES || bytes[0] == b'.' || bytes[bytes.len() - 1] == b'.' {
+        return false;
+    }
+    let mut dots = 0;
+    let mut last_start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'.' {
+            if bytes[i - 1] == b'.' {
+                return false;
+            }
+            dots += 1;
+            last_start = i + 1;
+        } else if !(b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
+            return false;
+        }
+        i += 1;
+    }
+    // The last part names the command: a letter or digit first, so it is never read as a flag, and
+    // two characters at least, as Debian asks of a package name.
+    dots > 0 && bytes.len() - last_start >= 2 && bytes[last_start] != b'_'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chromes_rule_and_ours() {
+        for good in [DEFAULT_HOST_NAME, "com.example.mail_cache", "a.bc", "x1.y_2.z3", "com.example.9lives"] {
+            assert!(HostName::parse(good).is_ok(), "{good}");
+        }
+        let long = format!("com.{}", "a".repeat(MAX_HOST_NAME_BYTES - 4));
+        assert!(HostName::parse(&long).is_ok());
+        for bad in [
+            "",
+            "mail_cache",
+            ".com.example",
+            "com.example.",
+            "com..example",
+            "Com.Example.Mail",
+            "com.example.mail-cache",
+            "com.example/x",
+            "com.example.x y",
+            "com.example.a",
+            "com.example._mail",
+            "com.example.\u{e9}t\u{e9}",
+            "com.example.x\n",
+            &format!("{long}a"),
+        ] {
+            let error = HostName::parse(bad).unwrap_err();
+            assert!(error.contains("lowercase letters") && error.contains("com.example.mail_cache"), "{bad}: {error}");
+        }
+        let error = HostName::parse("com.other.llm_cache_host").unwrap_err();
+        assert!(error.contains("the default host's"), "{error}");
+    }
+
+    #[test]
+    fn names_that_follow() {
+        let default = HostName::default_host();
+        assert_eq!((default.command(), default.folder()), ("llm-cache-host".to_owned(), "llm-cache-host"));
+        assert_eq!(default.binary_file(Os::Linux), "llm-cache-host");
+        assert_eq!(default.binary_file(Os::Windows), "llm-cache-host.exe");
+        assert_eq!(default.manifest_file(), "com.browserx.llm_cache.json");
+
+        let mail = HostName::parse("com.example.mail_cache").unwrap();
+        assert_eq!(mail.command(), "mail-cache");
+        assert_eq!(mail.folder(), "com.example.mail_cache");
+        assert_eq!(mail.binary_file(Os::Linux), "com.example.mail_cache");
+        assert_eq!(mail.binary_file(Os::Windows), "com.example.mail_cache.exe");
+        assert_eq!(mail.manifest_file(), "com.example.mail_cache.json");
+        assert_eq!(mail.invocation("mail-cache", "doctor"), "mail-cache doctor --host-name com.example.mail_cache");
+        assert_eq!(default.invocation("llm-cache-host", "doctor"), "llm-cache-host doctor");
+    }
+
+    #[test]
+    fn an_executable_named_for_a_host_is_that_host() {
+        let cases = [
+            (
+                "/home/u/.local/share/com.example.mail_cache/bin/com.example.mail_cache",
+                Os::Linux,
+                "com.example.mail_cache",
+            ),
+            ("C:/L/com.example.mail_cache/bin/com.example.mail_cache.exe", Os::Windows, "com.example.mail_cache"),
+            ("/usr/bin/com.example.mail_cache", Os::Linux, "com.example.mail_cache"),
+        ];
+        for (path, os, expected) in cases {
+            assert_eq!(HostName::of_executable(Path::new(path), os).as_str(), expected, "{path}");
+        }
+        // A file named otherwise is the host it was built for.
+        for path in ["/usr/bin/llm-cache-host", "/usr/bin/mail-cache", "/tmp/llm_cache_host-0123abcd", "/x/mail_cache"]
+        {
+            assert_eq!(HostName::of_executable(Path::new(path), Os::Linux), HostName::built_in(), "{path}");
+        }
+    }
+}
