@@ -77,10 +77,10 @@ shlibdeps=$(dpkg-deb -f "$native_deb" Depends | as_lines)
 symbols=$(symbol_depends target/release/llm-cache-host | as_lines)
 [ "$(cut -d' ' -f1 <<<"$shlibdeps")" = "$(cut -d' ' -f1 <<<"$symbols")" ] \
   || fail "symbol_depends names other packages than dpkg-shlibdeps for the native binary: $symbols, against $shlibdeps"
-while read -r package version; do
+while read -r package least; do
   theirs=$(sed -n "s/^$package //p" <<<"$shlibdeps")
-  dpkg --compare-versions "$version" ge "$theirs" \
-    || fail "symbol_depends asks $package >= $version for the native binary, lower than dpkg-shlibdeps' $theirs"
+  dpkg --compare-versions "$least" ge "$theirs" \
+    || fail "symbol_depends asks $package >= $least for the native binary, lower than dpkg-shlibdeps' $theirs"
 done <<<"$symbols"
 [ "$(dpkg-deb -f "$deb" Depends | as_lines | cut -d' ' -f1)" = "$(cut -d' ' -f1 <<<"$shlibdeps")" ] \
   || fail "$deb depends on $(dpkg-deb -f "$deb" Depends), not on the native package's $(dpkg-deb -f "$native_deb" Depends)"

@@ -2,7 +2,8 @@
 # Checks the macOS release as far as a Linux machine can: builds it with scripts/cross/macos.sh (as
 # scripts/release.sh does), then checks the tarball's name and contents and, in the binary itself (macho.py),
 # both architectures, the minimum macOS (11.0) of each, the libraries they load, and the arm64 slice's ad hoc
-# signature with every page hash; macho.py then breaks copies of the binary to show each check refuses them.
+# signature with every page hash; macho.py then breaks copies of the binary to show each check refuses them;
+# and a build with a developer's own host name.
 # Nothing here runs the binary: that needs a Mac (docs/distributing.md lists what to check by hand).
 # Needs the one-time setup, scripts/cross/setup-macos.sh.
 set -euo pipefail
@@ -55,5 +56,14 @@ check "a second build writes the same bytes" \
 check "the binary: x86_64 and arm64, each for macOS 11.0, arm64 signed ad hoc, and each check refuses a broken copy" \
   python3 scripts/cross/macho.py "$work/$folder/llm-cache-host" --arches x86_64,arm64 --min-os 11.0 --signed arm64 --self-test
 
+# A developer's own host name (as release.sh --host-name builds it): the files named after it, the name baked
+# into both architectures' code (the binary can't run here to print it).
+vendor=$(LLM_CACHE_HOST_NAME=org.vendor_test.mail_cache scripts/cross/macos.sh --out "$work/vendor" --command mail-cache)
+check "with --host-name org.vendor_test.mail_cache the tarball is mail-cache's" \
+  test "$(basename "$vendor")" = "$(release_file macosTarball mail-cache "$version")"
+tar -xzf "$vendor" -C "$work/vendor"
+vendor_binary=$work/vendor/$(basename "$vendor" .tar.gz)/mail-cache
+check "both architectures of mail-cache hold org.vendor_test.mail_cache" \
+  python3 -c 'import sys; data = open(sys.argv[1], "rb").read(); sys.exit(data.count(b"org.vendor_test.mail_cache") < 2)' "$vendor_binary"
 echo "macOS release: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -10,6 +10,8 @@
 #     the record and its own running file (Windows can't delete a running .exe: it is moved to the
 #     temp folder and deleted once it exits; see src/install/windows.rs).
 #  4. The Rust tests that don't open the store, cross-compiled and run under Wine.
+#  5. With a developer's own host name (LLM_CACHE_HOST_NAME, as release.sh --host-name builds it): the zip
+#     and the .exe named after it, and the .exe's manifest naming that host.
 #
 # The store itself can't run under Wine: LMDB's Windows code maps a section larger than its data
 # file (the file grows into it), and Wine refuses such a mapping, so every test that opens the store
@@ -167,4 +169,12 @@ for tests in "${WINE_TESTS[@]}"; do
   # shellcheck disable=SC2086 # each entry is a list of words
   cargo test --locked --quiet --target "$target" $tests
 done
+
+step "a developer's own host name: the zip and the .exe named after it, the name baked in"
+vendor_zip=$(LLM_CACHE_HOST_NAME=com.example.mail_cache scripts/cross/windows.sh "$work/vendor" mail-cache | tail -n 1)
+[ "$vendor_zip" = "mail-cache-$version-x86_64-windows.zip" ] || fail "the vendor's zip is $vendor_zip"
+python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract("mail-cache.exe", sys.argv[2])' \
+  "$work/vendor/$vendor_zip" "$work/vendor" || fail "the vendor's zip holds no mail-cache.exe"
+wine "$work/vendor/mail-cache.exe" manifest --browser chromium --path 'C:\mail-cache.exe' --extension-id "$chrome_id" \
+  | grep -qF '"name": "com.example.mail_cache",' || fail "mail-cache.exe was not built for com.example.mail_cache"
 step "OK"
