@@ -332,10 +332,28 @@ function normalised(reply: string): string {
     .replace(/("lastAccessedAt":)[0-9]+\}/g, "$1*}");
 }
 
-/** Sends the requests, keeps what the host's replies tell of its store, and compares every reply. */
+/**
+ * The text the in-process client would send for `text`'s request: JSON.stringify of the object it parses to (the
+ * client stringifies objects), or undefined when it is not a JSON object, which that client never sends.
+ */
+function asStringified(text: string): string | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? JSON.stringify(value) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Sends the requests, keeps what the host's replies tell of its store, and compares every reply. With
+ * `stringified`, every request that is a JSON object is sent as JSON.stringify writes it, to both, and IdbHost is
+ * told so, as the in-process client tells it: the replies must be the same as from its full reading.
+ */
 async function runSequence(
   sequence: number,
-): Promise<{ compared: number; ok: number; bigRequests: number; pagedSessions: number; bomStrings: number }> {
+  stringified = false,
+): Promise<{ compared: number; ok: number; bigRequests: number; pagedSessions: number; bomStrings: number; viaStringify: number }> {
   const rng = new Rng(SEED + sequence * 7919);
   const dir = tempDir();
   const storeQuotaBytes = sequence === SMALL_STORE_SEQUENCE ? SMALL_STORE_QUOTA : undefined;
@@ -358,13 +376,16 @@ async function runSequence(
   // Refusals for the store-wide quota: the small-store sequence must have some.
   let storeFull = 0;
   const known: Known = { keys: new Map(), listCursors: new Map(), searchCursors: new Map(), sessionsCursor: undefined };
-  let [compared, ok, bigRequests, pagedSessions, bomStrings] = [0, 0, 0, 0, 0];
+  let [compared, ok, bigRequests, pagedSessions, bomStrings, viaStringify] = [0, 0, 0, 0, 0, 0];
   try {
     await idb.maintain();
     // The last sequence fills a session to its quota and sends a request over the frame limit.
     const requests = sequence === SEQUENCES - 1 ? quotaRequests() : [];
     for (let n = 0; n < REQUESTS + requests.length; n++) {
-      const text = requests[n] ?? randomRequest(rng, n, known);
+      const drawn = requests[n] ?? randomRequest(rng, n, known);
+      const sent = stringified ? asStringified(drawn) : undefined;
+      const text = sent ?? drawn;
+      if (sent !== undefined) viaStringify++;
       if (text.length > 100_000) bigRequests++;
       // A member name or string that starts with a raw byte order mark: what a decoder drops by default.
       if (text.includes(`"${BOM}`)) bomStrings++;
@@ -382,7 +403,7 @@ async function runSequence(
         if (!/"taskId"\s*:\s*"/.test(text)) draws.push(idBytes(result.taskId));
         if (!/"turnId"\s*:\s*"/.test(text)) draws.push(idBytes(result.turnId));
       }
-      const actual = await idb.handleText(text);
+      const actual = await idb.handleText(text, { stringified: sent !== undefined });
       draws.length = 0;
       compared++;
       if (normalised(actual) !== normalised(expected)) {
@@ -401,7 +422,7 @@ async function runSequence(
     await host.close();
     dir.remove();
   }
-  return { compared, ok, bigRequests, pagedSessions, bomStrings };
+  return { compared, ok, bigRequests, pagedSessions, bomStrings, viaStringify };
 }
 
 /** The bytes IdbHost's id generator turns into `id` (each byte below 36 is that letter of the alphabet). */
@@ -462,5 +483,19 @@ it(`answers ${SEQUENCES} random sequences of requests exactly as the host does (
   assert.ok(bomStrings > 0, "no request had a string (a member name or value) that starts with a raw byte order mark");
   assert.ok(pagedSessions > 0, "no sessions page led on to another");
   // The sequences must reach both kinds of answer in numbers, or they test little.
+  assert.ok(ok > compared / 4 && compared - ok > compared / 4, `${ok} of ${compared} succeeded`);
+});
+
+it("answers requests as the in-process client sends them (JSON.stringify's text) exactly as the host does", async (t) => {
+  // The first sequences, the small store's among them, and the last one, with the session filled to its quota.
+  let [compared, ok, viaStringify] = [0, 0, 0];
+  for (const sequence of [0, SMALL_STORE_SEQUENCE, SEQUENCES - 1]) {
+    const counts = await runSequence(sequence, true);
+    compared += counts.compared;
+    ok += counts.ok;
+    viaStringify += counts.viaStringify;
+  }
+  t.diagnostic(`${compared} replies compared (${ok} successes), ${viaStringify} requests sent as JSON.stringify writes them`);
+  assert.ok(viaStringify > compared / 2, `only ${viaStringify} of ${compared} requests were JSON objects`);
   assert.ok(ok > compared / 4 && compared - ok > compared / 4, `${ok} of ${compared} succeeded`);
 });

@@ -19,8 +19,11 @@ import { MAX_REQUEST_BYTES, utf8Length, type HelloResult, type Reply } from "../
 
 /** A protocol server in the extension: request text in, reply text out, as the host reads and writes them. */
 export interface ProtocolServer {
-  /** Answers one request's JSON text with its reply's JSON text. Requests may overlap. */
-  handleText(requestText: string): Promise<string>;
+  /**
+   * Answers one request's JSON text with its reply's JSON text. Requests may overlap. `options.stringified` says
+   * that JSON.stringify wrote the text in this context, so the server may skip checks that it guarantees.
+   */
+  handleText(requestText: string, options?: { stringified?: boolean }): Promise<string>;
   /** Lets go of what the server holds (a database connection). Requests may still come afterwards. */
   close?(): void;
 }
@@ -83,7 +86,7 @@ export class InProcessBackend extends ProtocolClient {
     }
     let replyText: string;
     try {
-      replyText = await this.#server.handleText(text);
+      replyText = await this.#server.handleText(text, { stringified: true });
     } catch (error) {
       throw new StorageUnavailableError({ message: `the ${this.kind} backend failed: ${messageOf(error)}` });
     }

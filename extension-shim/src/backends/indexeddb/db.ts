@@ -209,9 +209,17 @@ export function sessionItems(sessionId: string, before?: readonly [number, strin
   return IDBKeyRange.bound([sessionId], upper, false, before !== undefined && !through);
 }
 
+/*
+ * The writes below are sent without waiting for their answers: a transaction runs its requests in the order they
+ * were made, and one that fails aborts the transaction, which `transact` then reports. So an op reads what it needs
+ * (every read at once), decides, sends its writes and waits only for the commit: a round trip or two to the
+ * browser's IndexedDB instead of one per request.
+ */
+
 /** Saves a session's totals, or removes its record when it holds no item, as the host's `put_session`. */
-export function putSession(sessions: IDBObjectStore, record: SessionRecord): Promise<unknown> {
-  return record.itemCount === 0 ? request(sessions.delete(record.sessionId)) : request(sessions.put(record));
+export function putSession(sessions: IDBObjectStore, record: SessionRecord): void {
+  if (record.itemCount === 0) sessions.delete(record.sessionId);
+  else sessions.put(record);
 }
 
 /** The store's running total: the bytes every session holds (0 in a database that holds nothing yet). */
@@ -219,11 +227,9 @@ export async function storeTotal(tx: IDBTransaction): Promise<number> {
   return ((await request(tx.objectStore(COUNTERS).get(STORE_TOTAL))) as number | undefined) ?? 0;
 }
 
-/** Moves the store's running total by `delta` bytes, as a session's total moved. */
-export async function moveStoreTotal(tx: IDBTransaction, delta: number): Promise<void> {
-  if (delta === 0) return;
-  const total = await storeTotal(tx);
-  await request(tx.objectStore(COUNTERS).put(Math.max(total + delta, 0), STORE_TOTAL));
+/** Moves the store's running total, which was `total`, by `delta` bytes, as a session's total moved. */
+export function moveStoreTotal(tx: IDBTransaction, total: number, delta: number): void {
+  if (delta !== 0) tx.objectStore(COUNTERS).put(Math.max(total + delta, 0), STORE_TOTAL);
 }
 
 /**

@@ -18,7 +18,7 @@
 import { MAX_REQUEST_BYTES, OVERSIZED_HEAD_BYTES, STORE_QUOTA_BYTES } from "../../protocol.js";
 import { DATABASE_NAME, openDatabase } from "./db.js";
 import { utf8Length } from "./json/index.js";
-import { idError, idInHead, parseFields, recoverId, requiredString, usableId, type Fields } from "./request.js";
+import { idError, idInHead, parseFields, recoverId, requiredString, stringifiedFields, usableId, type Fields } from "./request.js";
 import type { Context } from "./ops/common.js";
 import { helloJson, OPS, parseHello } from "./ops/hello.js";
 import { list, parseList, parseSearch, search } from "./ops/list.js";
@@ -75,6 +75,11 @@ async function estimatedStoreQuota(): Promise<number> {
   }
 }
 
+/** How a request's text came to be: see `IdbHost.handleText`. */
+export interface HandleOptions {
+  stringified?: boolean;
+}
+
 /** The database once opened, or why it can't be. */
 type Opened = { db: IDBDatabase } | { error: HostError };
 
@@ -107,9 +112,14 @@ export class IdbHost {
     this.#opened = this.#open();
   }
 
-  /** Answers one request's JSON text with its reply's JSON text. Requests may overlap; they are answered in order. */
-  handleText(requestText: string): Promise<string> {
-    const reply = this.#queue.then(() => this.#answer(requestText));
+  /**
+   * Answers one request's JSON text with its reply's JSON text. Requests may overlap; they are answered in order.
+   * `options.stringified` promises that JSON.stringify wrote the text from an object in this context, as the
+   * in-process client does: its fields are then read without checking again what JSON.stringify guarantees
+   * (`stringifiedFields`). The reply is the same either way.
+   */
+  handleText(requestText: string, options: HandleOptions = {}): Promise<string> {
+    const reply = this.#queue.then(() => this.#answer(requestText, options.stringified === true));
     this.#queue = reply.catch(() => undefined);
     return reply;
   }
@@ -177,12 +187,12 @@ export class IdbHost {
   }
 
   /** The reply to one request, as the host's request loop makes it. */
-  async #answer(text: string): Promise<string> {
+  async #answer(text: string, stringified: boolean): Promise<string> {
     const bytes = utf8Length(text);
     if (bytes > MAX_REQUEST_BYTES) return replyText(idInHead(head(text)), { error: oversized(bytes) });
     let fields: Fields;
     try {
-      fields = parseFields(text);
+      fields = (stringified ? stringifiedFields(text) : undefined) ?? parseFields(text);
     } catch (error) {
       if (error instanceof HostError) return replyText(recoverId(text), { error });
       return replyText(undefined, { error: HostError.storageUnavailable(`the request could not be read (${describe(error)})`) });

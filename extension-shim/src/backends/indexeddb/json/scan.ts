@@ -194,8 +194,19 @@ export function* charStarts(text: string, from = 0, to = text.length): Generator
   for (let at = from; at < to; at = charEnd(text, at, to)) yield at;
 }
 
+/** Below this many units, `charCount` walks the text without first asking whether it must. */
+const CHAR_COUNT_BY_HAND_UNITS = 256;
+
+/** A surrogate, for a native search of a text that may hold characters of two units. */
+const SURROGATE = /[\ud800-\udfff]/;
+
 /** How many characters the raw string contents `text[from..to)` hold: as many as `charStarts` visits. */
 export function charCount(text: string, from = 0, to = text.length): number {
+  if (to - from >= CHAR_COUNT_BY_HAND_UNITS) {
+    // Text with no escape and no surrogate, as most is, has one character per unit: two native searches say so.
+    const contents = text.slice(from, to);
+    if (!contents.includes("\\") && !SURROGATE.test(contents)) return to - from;
+  }
   let count = 0;
   for (let at = from; at < to; count++) {
     const unit = text.charCodeAt(at);
@@ -207,25 +218,10 @@ export function charCount(text: string, from = 0, to = text.length): number {
 
 /**
  * How many bytes `text[from..to)` takes as UTF-8: the unit the protocol counts sizes in. A lone surrogate counts
- * 3 bytes, as the U+FFFD it would be encoded as; text the host can receive has none.
+ * 3 bytes, as the U+FFFD it would be encoded as; text the host can receive has none. The client's own count
+ * (protocol.ts), which the browser's encoder does.
  */
-export function utf8Length(text: string, from = 0, to = text.length): number {
-  let bytes = 0;
-  for (let i = from; i < to; i++) {
-    const unit = text.charCodeAt(i);
-    if (unit < 0x80) {
-      bytes += 1;
-    } else if (unit < 0x800) {
-      bytes += 2;
-    } else if (isHighSurrogate(unit) && i + 1 < to && isLowSurrogate(text.charCodeAt(i + 1))) {
-      bytes += 4;
-      i++;
-    } else {
-      bytes += 3;
-    }
-  }
-  return bytes;
-}
+export { utf8Length } from "../../../protocol.js";
 
 /**
  * The value of the JSON string whose raw contents (between its quotes, escapes as written) are `raw`, or

@@ -47,10 +47,9 @@ function maxBytesOf(fields: Fields): number | undefined {
 /** Reads the item, then refreshes the session's last access. */
 export async function read(ctx: Context, cmd: Read): Promise<string> {
   const db = await ctx.db();
-  const [result, lastAccessed] = await transact(db, ITEM_STORES, "readonly", async (tx) => {
-    const result = await readOne(tx, cmd, undefined);
-    return [result, await lastAccessOf(tx, cmd.sessionId)] as const;
-  });
+  const [result, lastAccessed] = await transact(db, ITEM_STORES, "readonly", (tx) =>
+    Promise.all([readOne(tx, cmd, undefined), lastAccessOf(tx, cmd.sessionId)]),
+  );
   await touch(ctx, db, cmd.sessionId, lastAccessed);
   return result;
 }
@@ -141,6 +140,7 @@ class Budget {
 export async function readMany(ctx: Context, cmd: ReadMany): Promise<string> {
   const db = await ctx.db();
   const [entries, lastAccessed] = await transact(db, ITEM_STORES, "readonly", async (tx) => {
+    const lastAccessed = lastAccessOf(tx, cmd.sessionId);
     const budget = new Budget(cmd.reads.length);
     const entries: string[] = [];
     for (const read of cmd.reads) {
@@ -157,7 +157,7 @@ export async function readMany(ctx: Context, cmd: ReadMany): Promise<string> {
         entries.push(missingJson(read.storageKey, error));
       }
     }
-    return [entries, await lastAccessOf(tx, cmd.sessionId)] as const;
+    return [entries, await lastAccessed] as const;
   });
   await touch(ctx, db, cmd.sessionId, lastAccessed);
   return `{"items":[${entries.join(",")}]}`;
@@ -179,9 +179,11 @@ async function lastAccessOf(tx: IDBTransaction, sessionId: string): Promise<numb
  * when there is one.
  */
 async function readOne(tx: IDBTransaction, cmd: Read, budget: Budget | undefined): Promise<string> {
-  const item = (await request(tx.objectStore(ITEMS).get(cmd.storageKey))) as ItemRecord | undefined;
+  const [item, text] = await Promise.all([
+    request(tx.objectStore(ITEMS).get(cmd.storageKey)) as Promise<ItemRecord | undefined>,
+    request(tx.objectStore(DATA).get(cmd.storageKey)) as Promise<string | undefined>,
+  ]);
   if (item === undefined) throw HostError.itemNotFound(cmd.storageKey);
-  const text = (await request(tx.objectStore(DATA).get(cmd.storageKey))) as string | undefined;
   if (text === undefined) throw HostError.corrupted(cmd.storageKey, "its data is missing");
   const value =
     cmd.pointer === undefined

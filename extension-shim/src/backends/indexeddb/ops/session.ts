@@ -45,22 +45,24 @@ export function parseDelete(fields: Fields): Delete {
 export async function deleteItem(ctx: Context, cmd: Delete): Promise<string> {
   const db = await ctx.db();
   return transact(db, ITEM_STORES, "readwrite", async (tx) => {
-    const items = tx.objectStore(ITEMS);
-    const item = (await request(items.get(cmd.storageKey))) as ItemRecord | undefined;
+    const [items, sessions] = [tx.objectStore(ITEMS), tx.objectStore(SESSIONS)];
+    const [item, record, total] = await Promise.all([
+      request(items.get(cmd.storageKey)) as Promise<ItemRecord | undefined>,
+      request(sessions.get(cmd.sessionId)) as Promise<SessionRecord | undefined>,
+      storeTotal(tx),
+    ]);
     if (item === undefined) throw HostError.itemNotFound(cmd.storageKey);
     const freed = quotaOf(item);
-    await request(items.delete(cmd.storageKey));
-    await request(tx.objectStore(DATA).delete(cmd.storageKey));
-    const sessions = tx.objectStore(SESSIONS);
-    const record = (await request(sessions.get(cmd.sessionId))) as SessionRecord | undefined;
+    items.delete(cmd.storageKey);
+    tx.objectStore(DATA).delete(cmd.storageKey);
     if (record !== undefined) {
       const before = record.totalSize;
       record.totalSize = Math.max(record.totalSize - freed, 0);
       record.itemCount = Math.max(record.itemCount - 1, 0);
       // A record left with no item is removed, and counts nothing, as in the host's `put_session`.
-      await moveStoreTotal(tx, (record.itemCount === 0 ? 0 : record.totalSize) - before);
+      moveStoreTotal(tx, total, (record.itemCount === 0 ? 0 : record.totalSize) - before);
       record.lastAccessedAt = ctx.now();
-      await putSession(sessions, record);
+      putSession(sessions, record);
     }
     return `{"storageKey":${quote(cmd.storageKey)},"deleted":true,"freedBytes":${freed}}`;
   });
@@ -124,20 +126,30 @@ export async function removeOrphans(ctx: Context): Promise<number> {
   return removed;
 }
 
+/** How many items' metadata `removeSession` reads in one request: a round trip per page, and at most 100 customMetadata of 64 KiB held. */
+const REMOVE_PAGE_ITEMS = 100;
+
 /**
  * Deletes a session's items, their data and its record in the transaction `tx`, and takes the record's total from the
- * store's; what it removed.
+ * store's; what it removed. The items' metadata is read a page at a time, for their count and sizes; the deletes
+ * are one request per store, by the session's key range.
  */
 async function removeSession(tx: IDBTransaction, sessionId: string): Promise<{ items: number; bytes: number }> {
-  const record = (await request(tx.objectStore(SESSIONS).get(sessionId))) as SessionRecord | undefined;
-  if (record !== undefined) await moveStoreTotal(tx, -record.totalSize);
-  let [items, bytes] = [0, 0];
-  await each(tx.objectStore(ITEMS).openCursor(keysOf(sessionId)), (cursor) => {
-    items++;
-    bytes += quotaOf(cursor.value as ItemRecord);
-    cursor.delete();
-  });
-  await request(tx.objectStore(DATA).delete(keysOf(sessionId)));
-  await request(tx.objectStore(SESSIONS).delete(sessionId));
-  return { items, bytes };
+  const [items, sessions] = [tx.objectStore(ITEMS), tx.objectStore(SESSIONS)];
+  const [record, total] = await Promise.all([request(sessions.get(sessionId)) as Promise<SessionRecord | undefined>, storeTotal(tx)]);
+  if (record !== undefined) moveStoreTotal(tx, total, -record.totalSize);
+  let [count, bytes] = [0, 0];
+  const range = keysOf(sessionId);
+  for (let page = range; ; ) {
+    const found = (await request(items.getAll(page, REMOVE_PAGE_ITEMS))) as ItemRecord[];
+    for (const item of found) bytes += quotaOf(item);
+    count += found.length;
+    const last = found.at(-1);
+    if (found.length < REMOVE_PAGE_ITEMS || last === undefined) break;
+    page = IDBKeyRange.bound(last.storageKey, range.upper, true, false);
+  }
+  items.delete(range);
+  tx.objectStore(DATA).delete(range);
+  sessions.delete(sessionId);
+  return { items: count, bytes };
 }

@@ -77,9 +77,12 @@ export async function write(ctx: Context, cmd: Write): Promise<string> {
   return transact(db, ITEM_STORES, "readwrite", async (tx) => {
     const [items, data, sessions] = [tx.objectStore(ITEMS), tx.objectStore(DATA), tx.objectStore(SESSIONS)];
     const now = ctx.now();
-    const key = await chooseKey(ctx, cmd, async (key) => (await request(items.count(key))) > 0);
-    const record = ((await request(sessions.get(cmd.sessionId))) as SessionRecord | undefined) ?? newSession(cmd.sessionId, now);
-    const previous = (await request(items.get(key))) as ItemRecord | undefined;
+    const [[key, previous], stored, total] = await Promise.all([
+      chooseKey(ctx, cmd, (key) => request(items.get(key)) as Promise<ItemRecord | undefined>),
+      request(sessions.get(cmd.sessionId)) as Promise<SessionRecord | undefined>,
+      storeTotal(tx),
+    ]);
+    const record = stored ?? newSession(cmd.sessionId, now);
     const item: ItemRecord = {
       sessionId: cmd.sessionId,
       storageKey: key,
@@ -91,22 +94,27 @@ export async function write(ctx: Context, cmd: Write): Promise<string> {
     if (cmd.customMetadata !== undefined) item.customMetadata = cmd.customMetadata;
     const [before, freed] = [record.totalSize, previous === undefined ? 0 : quotaOf(previous)];
     record.totalSize = checkQuota(record.totalSize, freed, quotaOf(item));
-    checkStoreQuota(await storeTotal(tx), freed, quotaOf(item), limit);
-    await moveStoreTotal(tx, record.totalSize - before);
+    checkStoreQuota(total, freed, quotaOf(item), limit);
+    moveStoreTotal(tx, total, record.totalSize - before);
     record.itemCount += previous === undefined ? 1 : 0;
     record.lastAccessedAt = now;
-    await request(items.put(item));
-    await request(data.put(cmd.data, key));
-    await putSession(sessions, record);
+    items.put(item);
+    data.put(cmd.data, key);
+    putSession(sessions, record);
     return metadataJson(item);
   });
 }
 
 /**
- * The item's key: the given ids, with a fresh random id for each one left out. A generated key that is already
- * taken is drawn again (16 times at most), so a write without ids never replaces an item.
+ * The item's key, and the item it names now (which the write replaces): the given ids, with a fresh random id for
+ * each one left out. A generated key that is already taken is drawn again (16 times at most), so a write without
+ * ids never replaces an item.
  */
-async function chooseKey(ctx: Context, cmd: Write, taken: (key: string) => Promise<boolean>): Promise<string> {
+async function chooseKey(
+  ctx: Context,
+  cmd: Write,
+  lookup: (key: string) => Promise<ItemRecord | undefined>,
+): Promise<[string, ItemRecord | undefined]> {
   const MAX_DRAWS = 16;
   const generates = cmd.taskId === undefined || cmd.turnId === undefined;
   const random = () => {
@@ -118,7 +126,8 @@ async function chooseKey(ctx: Context, cmd: Write, taken: (key: string) => Promi
   };
   for (let draw = 0; draw < MAX_DRAWS; draw++) {
     const key = storageKey(cmd.sessionId, cmd.taskId ?? random(), cmd.turnId ?? random());
-    if (!generates || !(await taken(key))) return key;
+    const found = await lookup(key);
+    if (!generates || found === undefined) return [key, found];
   }
   throw HostError.storageUnavailable("no free storage key could be generated");
 }
@@ -156,7 +165,10 @@ export async function update(ctx: Context, cmd: Update): Promise<string> {
   const limit = await ctx.storeQuota();
   return transact(db, ITEM_STORES, "readwrite", async (tx) => {
     const now = ctx.now();
-    const previous = (await request(tx.objectStore(ITEMS).get(cmd.storageKey))) as ItemRecord | undefined;
+    const [previous, totals] = await Promise.all([
+      request(tx.objectStore(ITEMS).get(cmd.storageKey)) as Promise<ItemRecord | undefined>,
+      totalsOf(tx, cmd.sessionId),
+    ]);
     if (previous === undefined) throw HostError.itemNotFound(cmd.storageKey);
     const item: ItemRecord = {
       ...previous,
@@ -166,7 +178,7 @@ export async function update(ctx: Context, cmd: Update): Promise<string> {
       shape: cmd.data === undefined ? previous.shape : shape(cmd.data),
     };
     if (cmd.customMetadata !== undefined) item.customMetadata = cmd.customMetadata;
-    return replaceItem(tx, limit, previous, item, cmd.data);
+    return replaceItem(tx, limit, previous, item, cmd.data, totals);
   });
 }
 
@@ -203,9 +215,12 @@ export async function append(ctx: Context, cmd: Append): Promise<string> {
   const limit = await ctx.storeQuota();
   return transact(db, ITEM_STORES, "readwrite", async (tx) => {
     const now = ctx.now();
-    const previous = (await request(tx.objectStore(ITEMS).get(cmd.storageKey))) as ItemRecord | undefined;
+    const [previous, stored, totals] = await Promise.all([
+      request(tx.objectStore(ITEMS).get(cmd.storageKey)) as Promise<ItemRecord | undefined>,
+      request(tx.objectStore(DATA).get(cmd.storageKey)) as Promise<string | undefined>,
+      totalsOf(tx, cmd.sessionId),
+    ]);
     if (previous === undefined) throw HostError.itemNotFound(cmd.storageKey);
-    const stored = (await request(tx.objectStore(DATA).get(cmd.storageKey))) as string | undefined;
     if (stored === undefined) throw HostError.corrupted(cmd.storageKey, "its data is missing");
     const text = spliced(cmd, stored);
     const size = utf8Length(text);
@@ -225,7 +240,7 @@ export async function append(ctx: Context, cmd: Append): Promise<string> {
       dataSize: size,
       shape: shape(text),
     };
-    return replaceItem(tx, limit, previous, item, text);
+    return replaceItem(tx, limit, previous, item, text, totals);
   });
 }
 
@@ -258,21 +273,28 @@ function spliced(cmd: Append, text: string): string {
   return `${text.slice(0, end - 1)}${comma ? "," : ""}${inner}${text.slice(end - 1)}`;
 }
 
+/** The session's record (if it has one) and the store's total, read with whatever else the op reads at once. */
+function totalsOf(tx: IDBTransaction, sessionId: string): Promise<Totals> {
+  return Promise.all([request(tx.objectStore(SESSIONS).get(sessionId)) as Promise<SessionRecord | undefined>, storeTotal(tx)]);
+}
+
+type Totals = [session: SessionRecord | undefined, store: number];
+
 /**
- * Replaces the existing item `previous` by `item` (and its data, when the data changes) in the transaction `tx`:
- * the quotas (the session's, and the store-wide `limit`) are checked against the totals without the old item, and
- * the session's totals, the store's and the last access move with it.
+ * Replaces the existing item `previous` by `item` (and its data, when the data changes) in the transaction `tx`,
+ * whose session and store held `totals`: the quotas (the session's, and the store-wide `limit`) are checked against
+ * the totals without the old item, and the session's totals, the store's and the last access move with it.
  */
-async function replaceItem(tx: IDBTransaction, limit: number, previous: ItemRecord, item: ItemRecord, data: string | undefined): Promise<string> {
-  const sessions = tx.objectStore(SESSIONS);
-  const record = ((await request(sessions.get(item.sessionId))) as SessionRecord | undefined) ?? newSession(item.sessionId, item.timestamp);
+function replaceItem(tx: IDBTransaction, limit: number, previous: ItemRecord, item: ItemRecord, data: string | undefined, totals: Totals): string {
+  const [stored, total] = totals;
+  const record = stored ?? newSession(item.sessionId, item.timestamp);
   const before = record.totalSize;
   record.totalSize = checkQuota(record.totalSize, quotaOf(previous), quotaOf(item));
-  checkStoreQuota(await storeTotal(tx), quotaOf(previous), quotaOf(item), limit);
-  await moveStoreTotal(tx, record.totalSize - before);
+  checkStoreQuota(total, quotaOf(previous), quotaOf(item), limit);
+  moveStoreTotal(tx, total, record.totalSize - before);
   record.lastAccessedAt = item.timestamp;
-  await request(tx.objectStore(ITEMS).put(item));
-  if (data !== undefined) await request(tx.objectStore(DATA).put(data, item.storageKey));
-  await putSession(sessions, record);
+  tx.objectStore(ITEMS).put(item);
+  if (data !== undefined) tx.objectStore(DATA).put(data, item.storageKey);
+  putSession(tx.objectStore(SESSIONS), record);
   return metadataJson(item);
 }
