@@ -317,6 +317,18 @@ function randomRequest(rng: Rng, n: number, known: Known): string {
   ]);
 }
 
+/**
+ * Requests whose member names JSON.stringify writes with an escape: a lone surrogate (which serde refuses), a quote
+ * and a backslash (which it reads), a control character, each beside a known field or in place of one.
+ */
+function escapedNameRequests(): string[] {
+  const names = ['"\\ud800"', '"\\udfff"', '"a\\"b"', '"a\\\\b"', '"\\u0001"', '"op\\u0000"'];
+  return names.flatMap((name, n) => [
+    `{"id":"escaped-${n}","op":"stats","sessionId":"conv_d1",${name}:1}`,
+    `{${name}:"x","id":"escaped-first-${n}","op":"hello"}`,
+  ]);
+}
+
 /** The host's reply as a client reads it: a gzipped reply decoded. */
 function decoded(reply: string): string {
   const gzip = /^\{"id":(.*?),"ok":(?:true|false),"encoding":"gzip","payload":"([A-Za-z0-9+/=]*)"\}$/s.exec(reply);
@@ -380,7 +392,7 @@ async function runSequence(
   try {
     await idb.maintain();
     // The last sequence fills a session to its quota and sends a request over the frame limit.
-    const requests = sequence === SEQUENCES - 1 ? quotaRequests() : [];
+    const requests = [...(sequence === SEQUENCES - 1 ? quotaRequests() : []), ...(stringified ? escapedNameRequests() : [])];
     for (let n = 0; n < REQUESTS + requests.length; n++) {
       const drawn = requests[n] ?? randomRequest(rng, n, known);
       const sent = stringified ? asStringified(drawn) : undefined;
