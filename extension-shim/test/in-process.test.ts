@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { describe, it, type TestContext } from "node:test";
 import type { CacheBackend } from "../src/backend.js";
-import { InProcessBackend, type ProtocolServer } from "../src/backends/in-process.js";
+import { InProcessBackend, stringifyRequest, type ProtocolServer } from "../src/backends/in-process.js";
 import { NativeCacheClient } from "../src/backends/native.js";
 import { CacheError, InvalidRequestError, ProtocolVersionError, QuotaExceededError, StorageUnavailableError } from "../src/errors.js";
 import { MAX_ITEM_BYTES } from "../src/protocol.js";
@@ -194,5 +194,38 @@ describe("InProcessBackend with a server that misbehaves", () => {
       });
       return true;
     });
+  });
+});
+
+describe("stringifyRequest", () => {
+  it("writes what JSON.stringify writes, for every kind of member", () => {
+    const long = "plain text, long enough to matter ".repeat(40);
+    const keyed = { toJSON: (key: string) => `written as ${key}` };
+    const requests: Array<Record<string, unknown>> = [
+      { sessionId: "conv_a", data: long, description: "d", id: 1, op: "write" },
+      // Each character JSON.stringify escapes, in a long string and a short one: a quote, a backslash, every control
+      // character, a lone surrogate of each kind; and a pair and other non-ASCII, which it doesn't escape.
+      ...['"', "\\", ...Array.from({ length: 32 }, (_, c) => String.fromCharCode(c)), "\ud800", "\udfff", "😀", "é", "\u2028", "\u007f"].flatMap(
+        (odd) => [{ data: `${long}${odd}${long}`, id: 2, op: "write" }, { data: odd, id: 3, op: "write" }],
+      ),
+      { data: "", id: 4, op: "write" },
+      { data: { nested: [long, 1, null, true, { deeper: "x\ny" }] }, id: 5, op: "write" },
+      { data: [-0, 1e21, 1.5e-7, Number.NaN, Number.POSITIVE_INFINITY, 0.1], id: 6, op: "write" },
+      { data: undefined, pointer: () => 1, taskId: Symbol("s"), id: 7, op: "read" },
+      { data: keyed, customMetadata: keyed, id: 8, op: "write" },
+      { data: new Date(0), description: new String("boxed"), id: 9, op: "write" },
+      { 2: "two", 1: "one", b: "b", a: "a", id: 10, op: "x" },
+      JSON.parse('{"__proto__": "own", "id": 11, "op": "x"}') as Record<string, unknown>,
+      { "key\"with\\odd\u0001\ud800": long, id: 12, op: "x" },
+      {},
+    ];
+    for (const request of requests) assert.equal(stringifyRequest(request), JSON.stringify(request));
+  });
+
+  it("throws where JSON.stringify throws", () => {
+    const cycle: Record<string, unknown> = { id: 1 };
+    cycle.self = cycle;
+    assert.throws(() => stringifyRequest({ data: 1n, id: 1 }), TypeError);
+    assert.throws(() => stringifyRequest({ data: cycle, id: 1 }), TypeError);
   });
 });

@@ -5,6 +5,7 @@
  */
 
 import assert from "node:assert/strict";
+import { Rng } from "./helpers/rng.js";
 import { describe, it } from "node:test";
 import {
   arrayIndex,
@@ -87,6 +88,31 @@ describe("scan", () => {
     assert.equal(utf8Length("x\ud800y"), 5, "a lone surrogate counts as the 3 bytes of U+FFFD");
     assert.equal(utf8Length("ab😀cd", 1, 4), 5);
     assert.equal(utf8Length("😀", 0, 1), 3, "a pair cut by the range is a lone surrogate");
+  });
+
+  it("counts long texts, and their ranges, as Node's UTF-8 encoder does, whichever way it counts them", () => {
+    // Long texts take the native search for ASCII; these cover all-ASCII ones and every kind of character in any
+    // place, ranges starting or ending inside a pair, and lengths around where counting by hand stops.
+    const rng = new Rng(2026_11_25);
+    const pieces = ["a", " ", "~", "\u007f", "\u0080", "é", "\u07ff", "\u0800", "€", "\uffff", "😀", "\ud800", "\udfff"];
+    for (let n = 0; n < 300; n++) {
+      const length = rng.pick([255, 256, 257, 1000, 70_000]);
+      // ASCII with none, one or a few other characters at random places, or other characters throughout.
+      let text = "";
+      const dense = rng.chance(0.3);
+      while (text.length < length) text += dense ? rng.pick(pieces) : "abc xyz";
+      for (let odd = dense ? 0 : rng.below(4); odd > 0; odd--) {
+        const at = rng.below(text.length);
+        text = text.slice(0, at) + rng.pick(pieces) + text.slice(at);
+      }
+      const from = rng.chance(0.5) ? 0 : rng.below(text.length);
+      const to = rng.chance(0.5) ? text.length : from + rng.below(text.length - from + 1);
+      // Buffer counts a lone surrogate (also one a range cuts from its pair) as the 3 bytes of U+FFFD.
+      assert.equal(utf8Length(text, from, to), Buffer.byteLength(text.slice(from, to)), `text ${n}, ${from}..${to}`);
+      assert.equal(charCount(text, from, to), [...text.slice(from, to)].length, `text ${n}, ${from}..${to}`);
+    }
+    const escaped = `${"a".repeat(300)}\\n${"b".repeat(300)}`;
+    assert.equal(charCount(escaped), 601, "an escape is one character, also in a long text");
   });
 
   it("walks a million levels in one pass", () => {

@@ -75,7 +75,7 @@ export class InProcessBackend extends ProtocolClient {
     const message = { ...fields, id: this.#lastId, op };
     let text: string;
     try {
-      text = JSON.stringify(message);
+      text = stringifyRequest(message);
     } catch (error) {
       throw unwritableRequestError(error);
     }
@@ -101,4 +101,33 @@ export class InProcessBackend extends ProtocolClient {
     }
     return resultOf(reply as Reply);
   }
+}
+
+/** A character that JSON.stringify writes as an escape: a quote, a backslash, a control character or a surrogate. */
+const CONTROL = /[\u0000-\u001f]/;
+const SURROGATE = /[\ud800-\udfff]/;
+
+/**
+ * JSON.stringify(message), character for character, made faster for what requests carry: a long string. JSON.stringify
+ * copies a string through its escaping at a few milliseconds a megabyte; a string with nothing to escape (no quote,
+ * backslash, control character or surrogate, which four native searches rule out in a fraction of that) is its own
+ * JSON text between quotes, joined without a copy. Every other value is JSON.stringify's own text for that member
+ * (toJSON called with its key, as in the whole), and a member it leaves out (undefined, a function) is left out.
+ *
+ * @throws whatever JSON.stringify throws (a BigInt, a cycle).
+ */
+export function stringifyRequest(message: Record<string, unknown>): string {
+  const members: string[] = [];
+  for (const key of Object.keys(message)) {
+    const value = message[key];
+    const name = JSON.stringify(key);
+    if (typeof value === "string" && !value.includes('"') && !value.includes("\\") && !CONTROL.test(value) && !SURROGATE.test(value)) {
+      members.push(`${name}:"${value}"`);
+      continue;
+    }
+    // The member as JSON.stringify writes it inside an object: `{name:value}`, or `{}` when it is left out.
+    const member = JSON.stringify({ [key]: value });
+    if (member !== "{}") members.push(member.slice(1, -1));
+  }
+  return `{${members.join(",")}}`;
 }
