@@ -16,10 +16,10 @@
  */
 
 import { MAX_REQUEST_BYTES, OVERSIZED_HEAD_BYTES, STORE_QUOTA_BYTES } from "../../protocol.js";
-import { DATABASE_NAME, openDatabase } from "./db.js";
+import { DATABASE_NAME, ITEM_STORES, openDatabase, transact } from "./db.js";
 import { utf8Length } from "./json/index.js";
 import { idError, idInHead, parseFields, recoverId, requiredString, stringifiedFields, usableId, type Fields } from "./request.js";
-import type { Context } from "./ops/common.js";
+import type { Change, Context } from "./ops/common.js";
 import { helloJson, OPS, parseHello } from "./ops/hello.js";
 import { list, parseList, parseSearch, search } from "./ops/list.js";
 import { parseRead, parseReadMany, read, readMany } from "./ops/read.js";
@@ -80,6 +80,31 @@ export interface HandleOptions {
   stringified?: boolean;
 }
 
+/**
+ * The most changes one transaction takes (see `IdbHost.#drain`), and the most request text (UTF-16 units) they may
+ * come in: enough for a burst of small writes, while a few large ones commit apart, so that one transaction never
+ * holds more than a few items' worth of data.
+ */
+const MAX_BATCH_CHANGES = 64;
+const MAX_BATCH_UNITS = 8 * 1024 * 1024;
+
+/** A request waiting its turn, and once read (perhaps while looking for changes to batch), what it asks. */
+interface RequestJob {
+  text: string;
+  stringified: boolean;
+  resolve: (reply: string) => void;
+  prepared?: Prepared;
+}
+
+/** A request of a batch: a change, or one refused before it ran. */
+type Batched = { job: RequestJob; prepared: { reply: string } | { id: string; change: Change } };
+
+/** A job: a request, or a sweep of orphans (which settles its own promise). */
+type Job = RequestJob | (() => Promise<void>);
+
+/** A request read and checked: its reply already (a refusal), or its id and what runs it, alone or as a change. */
+type Prepared = { reply: string } | { id: string; run: () => Promise<string> } | { id: string; change: Change };
+
 /** The database once opened, or why it can't be. */
 type Opened = { db: IDBDatabase } | { error: HostError };
 
@@ -89,8 +114,10 @@ export class IdbHost {
   readonly #context: Context;
   /** The database being opened or open; opened again on the first request after `close()`. */
   #opened: Promise<Opened> | undefined;
-  /** The request being answered: the next one waits for it, so requests run one at a time, in order, as in the host. */
-  #queue: Promise<unknown> = Promise.resolve();
+  /** What waits its turn: requests run one at a time, in order, as in the host, and the sweeps among them. */
+  readonly #jobs: Job[] = [];
+  /** Whether `#drain` is running the jobs; it runs until none is left. */
+  #draining = false;
   /** The store quota given as an option, which estimates never replace. */
   readonly #fixedStoreQuota: number | undefined;
   /** The store-wide quota in force, or its estimate under way. */
@@ -119,9 +146,10 @@ export class IdbHost {
    * (`stringifiedFields`). The reply is the same either way.
    */
   handleText(requestText: string, options: HandleOptions = {}): Promise<string> {
-    const reply = this.#queue.then(() => this.#answer(requestText, options.stringified === true));
-    this.#queue = reply.catch(() => undefined);
-    return reply;
+    return new Promise((resolve) => {
+      this.#jobs.push({ text: requestText, stringified: options.stringified === true, resolve });
+      void this.#drain();
+    });
   }
 
   /** Answers a request object, as its JSON text. */
@@ -140,15 +168,16 @@ export class IdbHost {
   maintain(): Promise<number> {
     // What the browser grants changes with the disk's free space: the quota follows it, unless it was given.
     if (this.#fixedStoreQuota === undefined) this.#storeQuota = estimatedStoreQuota();
-    const swept = this.#queue.then(async () => {
-      try {
-        return await removeOrphans(this.#context);
-      } catch (error) {
-        throw asHostError(error);
-      }
+    return new Promise((resolve, reject) => {
+      this.#jobs.push(async () => {
+        try {
+          resolve(await removeOrphans(this.#context));
+        } catch (error) {
+          reject(asHostError(error));
+        }
+      });
+      void this.#drain();
     });
-    this.#queue = swept.catch(() => undefined);
-    return swept;
   }
 
   /** Lets go of the database connection; a request after this opens it again. */
@@ -186,55 +215,160 @@ export class IdbHost {
     return opened.db;
   }
 
-  /** The reply to one request, as the host's request loop makes it. */
-  async #answer(text: string, stringified: boolean): Promise<string> {
+  /**
+   * Runs the jobs in order until none is left. A change (write, update, append, delete) shares its transaction with
+   * the changes queued right behind it, up to MAX_BATCH_CHANGES of them and MAX_BATCH_UNITS of request text: one
+   * durable commit for all, where each would otherwise wait for its own (what a strict commit costs is most of a
+   * small write's time). Each runs as it would alone, in order, seeing the ones before it; a refused one changes
+   * nothing (see `Change`), so the others go on; and every reply waits for the commit. If the commit fails, each of
+   * them gets that failure, and none of them was acknowledged.
+   */
+  async #drain(): Promise<void> {
+    if (this.#draining) return;
+    this.#draining = true;
+    try {
+      for (let job = this.#jobs.shift(); job !== undefined; job = this.#jobs.shift()) {
+        if (typeof job === "function") {
+          await job();
+          continue;
+        }
+        const prepared = (job.prepared ??= this.#prepare(job));
+        if ("reply" in prepared) {
+          job.resolve(prepared.reply);
+        } else if ("run" in prepared) {
+          job.resolve(await this.#replyTo(prepared.id, prepared.run));
+        } else {
+          // Requests refused before they ran go along, answered in their turn.
+          const batch: Batched[] = [{ job, prepared }];
+          let [changes, units] = [1, job.text.length];
+          for (let next = this.#jobs[0]; next !== undefined && typeof next !== "function"; next = this.#jobs[0]) {
+            if (changes === MAX_BATCH_CHANGES || units + next.text.length > MAX_BATCH_UNITS) break;
+            const nextPrepared = (next.prepared ??= this.#prepare(next));
+            if ("run" in nextPrepared) break;
+            this.#jobs.shift();
+            batch.push({ job: next, prepared: nextPrepared });
+            changes += "change" in nextPrepared ? 1 : 0;
+            units += next.text.length;
+          }
+          await this.#commit(batch);
+        }
+      }
+    } finally {
+      this.#draining = false;
+    }
+  }
+
+  /** A request read and checked as the host's request loop does, before anything runs: its reply, or what runs it. */
+  #prepare(job: RequestJob): Prepared {
+    const text = job.text;
     const bytes = utf8Length(text);
-    if (bytes > MAX_REQUEST_BYTES) return replyText(idInHead(head(text)), { error: oversized(bytes) });
+    if (bytes > MAX_REQUEST_BYTES) return { reply: replyText(idInHead(head(text)), { error: oversized(bytes) }) };
     let fields: Fields;
     try {
-      fields = (stringified ? stringifiedFields(text) : undefined) ?? parseFields(text);
+      fields = (job.stringified ? stringifiedFields(text) : undefined) ?? parseFields(text);
     } catch (error) {
-      if (error instanceof HostError) return replyText(recoverId(text), { error });
-      return replyText(undefined, { error: HostError.storageUnavailable(`the request could not be read (${describe(error)})`) });
+      if (error instanceof HostError) return { reply: replyText(recoverId(text), { error }) };
+      return { reply: replyText(undefined, { error: HostError.storageUnavailable(`the request could not be read (${describe(error)})`) }) };
     }
     const id = usableId(fields);
-    if (id === undefined) return replyText(undefined, { error: idError(fields) });
+    if (id === undefined) return { reply: replyText(undefined, { error: idError(fields) }) };
     try {
-      return replyText(id, { result: await this.#run(fields) });
+      return { id, ...this.#op(fields) };
+    } catch (error) {
+      return { reply: replyText(id, { error: asHostError(error) }) };
+    }
+  }
+
+  /** The reply to a request that runs on its own. */
+  async #replyTo(id: string, run: () => Promise<string>): Promise<string> {
+    try {
+      return replyText(id, { result: await run() });
     } catch (error) {
       return replyText(id, { error: asHostError(error) });
     }
   }
 
-  /** Parses the op and its fields (every check before the database is touched), then runs it. */
-  #run(fields: Fields): Promise<string> {
+  /**
+   * Runs the changes of `batch` in one transaction and, once it has committed, answers every request of it in order
+   * (see `#drain`).
+   */
+  async #commit(batch: Batched[]): Promise<void> {
+    const ctx = this.#context;
+    const changes = batch.flatMap(({ prepared }) => ("change" in prepared ? [prepared.change] : []));
+    let outcomes: Array<{ result: string } | { error: HostError }>;
+    try {
+      const db = await ctx.db();
+      const limit = await ctx.storeQuota();
+      outcomes = await transact(db, ITEM_STORES, "readwrite", async (tx) => {
+        const done: Array<{ result: string } | { error: HostError }> = [];
+        for (const change of changes) {
+          try {
+            done.push({ result: await change(tx, limit) });
+          } catch (error) {
+            // A refusal changed nothing; anything else (IndexedDB failing) ends the transaction for all of them.
+            if (!(error instanceof HostError)) throw error;
+            done.push({ error });
+          }
+        }
+        return done;
+      });
+    } catch (error) {
+      const failed = asHostError(error);
+      outcomes = changes.map(() => ({ error: failed }));
+    }
+    let next = 0;
+    for (const { job, prepared } of batch) {
+      if ("reply" in prepared) job.resolve(prepared.reply);
+      else job.resolve(replyText(prepared.id, outcomes[next++] ?? { error: asHostError(undefined) }));
+    }
+  }
+
+  /** Parses the op and its fields (every check before the database is touched): what runs it, or the change it makes. */
+  #op(fields: Fields): { run: () => Promise<string> } | { change: Change } {
     const ctx = this.#context;
     const op = requiredString(fields.op, "op");
+    const run = (answer: () => Promise<string>) => ({ run: answer });
     switch (op) {
       case "hello": {
         const hello = parseHello(fields);
-        return ctx.storeQuota().then((storeQuota) => helloJson(hello, storeQuota));
+        return run(() => ctx.storeQuota().then((storeQuota) => helloJson(hello, storeQuota)));
       }
       case "write":
-        return write(ctx, parseWrite(fields));
-      case "read":
-        return fields.storageKeys !== undefined ? readMany(ctx, parseReadMany(fields)) : read(ctx, parseRead(fields));
-      case "list":
-        return list(ctx, parseList(fields));
+        return { change: write(ctx, parseWrite(fields)) };
+      case "read": {
+        if (fields.storageKeys !== undefined) {
+          const cmd = parseReadMany(fields);
+          return run(() => readMany(ctx, cmd));
+        }
+        const cmd = parseRead(fields);
+        return run(() => read(ctx, cmd));
+      }
+      case "list": {
+        const cmd = parseList(fields);
+        return run(() => list(ctx, cmd));
+      }
       case "update":
-        return update(ctx, parseUpdate(fields));
+        return { change: update(ctx, parseUpdate(fields)) };
       case "delete":
-        return deleteItem(ctx, parseDelete(fields));
-      case "endSession":
-        return endSession(ctx, parseSessionOp(fields));
-      case "stats":
-        return stats(ctx, parseSessionOp(fields));
+        return { change: deleteItem(ctx, parseDelete(fields)) };
+      case "endSession": {
+        const sessionId = parseSessionOp(fields);
+        return run(() => endSession(ctx, sessionId));
+      }
+      case "stats": {
+        const sessionId = parseSessionOp(fields);
+        return run(() => stats(ctx, sessionId));
+      }
       case "append":
-        return append(ctx, parseAppend(fields));
-      case "search":
-        return search(ctx, parseSearch(fields));
-      case "sessions":
-        return sessions(ctx, parseSessions(fields));
+        return { change: append(ctx, parseAppend(fields)) };
+      case "search": {
+        const cmd = parseSearch(fields);
+        return run(() => search(ctx, cmd));
+      }
+      case "sessions": {
+        const cmd = parseSessions(fields);
+        return run(() => sessions(ctx, cmd));
+      }
       default: {
         const shown = Array.from(op).slice(0, 40).join("");
         throw new HostError("InvalidRequestError", `unknown op \`${shown}\``, `use one of: ${OPS.join(", ")}`)

@@ -43,6 +43,14 @@ export interface Context {
   storeQuota(): Promise<number>;
 }
 
+/**
+ * An op that changes items (`write`, `update`, `append`, `delete`), run in a read-write transaction over ITEM_STORES
+ * with the store-wide quota `limit` in force; its reply's result is what it resolves with. It may share the
+ * transaction with the changes queued behind it (host.ts commits them together), so it must throw every refusal
+ * before its first write: a refused change then leaves the transaction as it found it.
+ */
+export type Change = (tx: IDBTransaction, limit: number) => Promise<string>;
+
 /** Reads and checks the request's `sessionId`. */
 export function sessionIdOf(fields: Fields): string {
   const sessionId = requiredString(fields.sessionId, "sessionId");

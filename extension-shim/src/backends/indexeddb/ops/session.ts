@@ -27,7 +27,7 @@ import {
 } from "../db.js";
 import type { Fields } from "../request.js";
 import { HostError, numberOrNull, quote } from "../wire.js";
-import { quotaOf, sessionIdOf, storageKeyIn, type Context } from "./common.js";
+import { quotaOf, sessionIdOf, storageKeyIn, type Change, type Context } from "./common.js";
 
 /** A parsed `delete`. */
 export interface Delete {
@@ -42,9 +42,8 @@ export function parseDelete(fields: Fields): Delete {
 }
 
 /** Deletes the item and updates the session's totals in one transaction. */
-export async function deleteItem(ctx: Context, cmd: Delete): Promise<string> {
-  const db = await ctx.db();
-  return transact(db, ITEM_STORES, "readwrite", async (tx) => {
+export function deleteItem(ctx: Context, cmd: Delete): Change {
+  return async (tx) => {
     const [items, sessions] = [tx.objectStore(ITEMS), tx.objectStore(SESSIONS)];
     const [item, record, total] = await Promise.all([
       request(items.get(cmd.storageKey)) as Promise<ItemRecord | undefined>,
@@ -65,7 +64,7 @@ export async function deleteItem(ctx: Context, cmd: Delete): Promise<string> {
       putSession(sessions, record);
     }
     return `{"storageKey":${quote(cmd.storageKey)},"deleted":true,"freedBytes":${freed}}`;
-  });
+  };
 }
 
 /** Checks the session id of `endSession` or `stats`. */

@@ -10,7 +10,6 @@
 import { MAX_ITEM_BYTES } from "../../../protocol.js";
 import {
   DATA,
-  ITEM_STORES,
   ITEMS,
   moveStoreTotal,
   newSession,
@@ -18,7 +17,6 @@ import {
   request,
   SESSIONS,
   storeTotal,
-  transact,
   type ItemRecord,
   type SessionRecord,
 } from "../db.js";
@@ -38,6 +36,7 @@ import {
   sessionIdOf,
   storageKeyIn,
   valueAt,
+  type Change,
   type Context,
 } from "./common.js";
 
@@ -71,10 +70,8 @@ export function parseWrite(fields: Fields): Write {
 }
 
 /** Stores the item; its metadata (never its data) is the result. */
-export async function write(ctx: Context, cmd: Write): Promise<string> {
-  const db = await ctx.db();
-  const limit = await ctx.storeQuota();
-  return transact(db, ITEM_STORES, "readwrite", async (tx) => {
+export function write(ctx: Context, cmd: Write): Change {
+  return async (tx, limit) => {
     const [items, data, sessions] = [tx.objectStore(ITEMS), tx.objectStore(DATA), tx.objectStore(SESSIONS)];
     const now = ctx.now();
     const [[key, previous], stored, total] = await Promise.all([
@@ -102,7 +99,7 @@ export async function write(ctx: Context, cmd: Write): Promise<string> {
     data.put(cmd.data, key);
     putSession(sessions, record);
     return metadataJson(item);
-  });
+  };
 }
 
 /**
@@ -160,10 +157,8 @@ export function parseUpdate(fields: Fields): Update {
 }
 
 /** Rewrites the item with a new timestamp, checking the quota in the same transaction. */
-export async function update(ctx: Context, cmd: Update): Promise<string> {
-  const db = await ctx.db();
-  const limit = await ctx.storeQuota();
-  return transact(db, ITEM_STORES, "readwrite", async (tx) => {
+export function update(ctx: Context, cmd: Update): Change {
+  return async (tx, limit) => {
     const now = ctx.now();
     const [previous, totals] = await Promise.all([
       request(tx.objectStore(ITEMS).get(cmd.storageKey)) as Promise<ItemRecord | undefined>,
@@ -179,7 +174,7 @@ export async function update(ctx: Context, cmd: Update): Promise<string> {
     };
     if (cmd.customMetadata !== undefined) item.customMetadata = cmd.customMetadata;
     return replaceItem(tx, limit, previous, item, cmd.data, totals);
-  });
+  };
 }
 
 /** A parsed `append`. */
@@ -210,10 +205,8 @@ export function parseAppend(fields: Fields): Append {
 }
 
 /** Splices the data in and stores the result with a new timestamp and shape. */
-export async function append(ctx: Context, cmd: Append): Promise<string> {
-  const db = await ctx.db();
-  const limit = await ctx.storeQuota();
-  return transact(db, ITEM_STORES, "readwrite", async (tx) => {
+export function append(ctx: Context, cmd: Append): Change {
+  return async (tx, limit) => {
     const now = ctx.now();
     const [previous, stored, totals] = await Promise.all([
       request(tx.objectStore(ITEMS).get(cmd.storageKey)) as Promise<ItemRecord | undefined>,
@@ -241,7 +234,7 @@ export async function append(ctx: Context, cmd: Append): Promise<string> {
       shape: shape(text),
     };
     return replaceItem(tx, limit, previous, item, text, totals);
-  });
+  };
 }
 
 /** The stored text with the data appended to the value at the pointer. */
