@@ -17,6 +17,7 @@ import { IdbHost, storeQuotaFrom, type StorageEstimate } from "../src/backends/i
 import { COUNTERS, SESSIONS, STORE_TOTAL } from "../src/backends/indexeddb/db.js";
 import { ItemNotFoundError, QuotaExceededError } from "../src/errors.js";
 import { IDB_HOST_VERSION } from "../src/backends/indexeddb/ops/hello.js";
+import { ID_ALPHABET } from "../src/backends/indexeddb/json/index.js";
 import { MAX_ITEM_BYTES, ORPHAN_AFTER_MS, SESSION_QUOTA_BYTES, STORE_QUOTA_BYTES, TOUCH_GRANULARITY_MS } from "../src/protocol.js";
 
 /** Sends a request object and parses the reply. */
@@ -89,6 +90,23 @@ describe("changes sent together", () => {
     assert.equal(commits, 4);
     oneByOne.close();
     together.close();
+  });
+});
+
+describe("a batch that fails", () => {
+  it("runs its changes again one by one: a generated key drawn twice in one batch is drawn again, nothing lost", async () => {
+    // Each id drawn takes one fill of the random bytes: the first write draws x (task and turn), the two after it
+    // both draw y, and so would the retries, until z comes.
+    const fills = ["x", "x", "y", "y", "y", "y", "y", "y", "y", "y", "z", "z"].map((letter) => ID_ALPHABET.indexOf(letter));
+    const host = new IdbHost({ indexedDB: new IDBFactory(), random: (bytes) => bytes.fill(fills.shift() ?? 0) });
+    const writes = [1, 2, 3].map((n) => call(host, { id: n, op: "write", sessionId: "conv_g", data: n, description: `item ${n}` }));
+    const keys = (await Promise.all(writes)).map((reply) => reply.result?.storageKey);
+    assert.deepEqual(keys, ["conv_g_xxxxxxxx_xxxxxxxx", "conv_g_yyyyyyyy_yyyyyyyy", "conv_g_zzzzzzzz_zzzzzzzz"]);
+    const list = await call(host, { id: 4, op: "list", sessionId: "conv_g" });
+    assert.deepEqual(list.result.items.map((item: { storageKey: string }) => item.storageKey).sort(), keys);
+    const stats = await call(host, { id: 5, op: "stats", sessionId: "conv_g" });
+    assert.deepEqual([stats.result.itemCount, stats.result.totalSize, stats.result.storeTotalSize], [3, 3, 3]);
+    host.close();
   });
 });
 

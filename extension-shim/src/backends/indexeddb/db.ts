@@ -216,20 +216,58 @@ export function sessionItems(sessionId: string, before?: readonly [number, strin
  * browser's IndexedDB instead of one per request.
  */
 
-/** Saves a session's totals, or removes its record when it holds no item, as the host's `put_session`. */
-export function putSession(sessions: IDBObjectStore, record: SessionRecord): void {
-  if (record.itemCount === 0) sessions.delete(record.sessionId);
-  else sessions.put(record);
-}
-
 /** The store's running total: the bytes every session holds (0 in a database that holds nothing yet). */
 export async function storeTotal(tx: IDBTransaction): Promise<number> {
   return ((await request(tx.objectStore(COUNTERS).get(STORE_TOTAL))) as number | undefined) ?? 0;
 }
 
-/** Moves the store's running total, which was `total`, by `delta` bytes, as a session's total moved. */
-export function moveStoreTotal(tx: IDBTransaction, total: number, delta: number): void {
-  if (delta !== 0) tx.objectStore(COUNTERS).put(Math.max(total + delta, 0), STORE_TOTAL);
+/**
+ * The session records and the store's running total as the changes of one transaction see them: each read from the
+ * database once, then kept here as the changes move them, so that a batch of changes (host.ts) reads a session's
+ * record and the store's total once rather than once a change. A change gets a copy of a record, and hands back
+ * what it writes; a refused change hands back nothing, and so moves nothing.
+ */
+export class Totals {
+  readonly #tx: IDBTransaction;
+  readonly #sessions = new Map<string, Promise<SessionRecord | undefined>>();
+  #store: Promise<number> | undefined;
+
+  constructor(tx: IDBTransaction) {
+    this.#tx = tx;
+  }
+
+  /** The session's record, if it has one (a copy, which the change may edit and then save with `putSession`). */
+  async session(sessionId: string): Promise<SessionRecord | undefined> {
+    let read = this.#sessions.get(sessionId);
+    if (read === undefined) {
+      read = request(this.#tx.objectStore(SESSIONS).get(sessionId)) as Promise<SessionRecord | undefined>;
+      this.#sessions.set(sessionId, read);
+    }
+    const record = await read;
+    return record === undefined ? undefined : { ...record };
+  }
+
+  /** The store's running total. */
+  store(): Promise<number> {
+    return (this.#store ??= storeTotal(this.#tx));
+  }
+
+  /** Saves a session's totals, or removes its record when it holds no item, as the host's `put_session`. */
+  putSession(record: SessionRecord): void {
+    const sessions = this.#tx.objectStore(SESSIONS);
+    const kept = record.itemCount === 0 ? undefined : { ...record };
+    if (kept === undefined) sessions.delete(record.sessionId);
+    else sessions.put(kept);
+    this.#sessions.set(record.sessionId, Promise.resolve(kept));
+  }
+
+  /** Moves the store's running total, which was `total`, by `delta` bytes, as a session's total moved. */
+  moveStore(total: number, delta: number): void {
+    if (delta === 0) return;
+    const moved = Math.max(total + delta, 0);
+    this.#tx.objectStore(COUNTERS).put(moved, STORE_TOTAL);
+    this.#store = Promise.resolve(moved);
+  }
 }
 
 /**

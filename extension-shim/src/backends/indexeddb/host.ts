@@ -16,7 +16,7 @@
  */
 
 import { MAX_REQUEST_BYTES, OVERSIZED_HEAD_BYTES, STORE_QUOTA_BYTES } from "../../protocol.js";
-import { DATABASE_NAME, ITEM_STORES, openDatabase, transact } from "./db.js";
+import { DATABASE_NAME, ITEM_STORES, openDatabase, Totals, transact } from "./db.js";
 import { utf8Length } from "./json/index.js";
 import { idError, idInHead, parseFields, recoverId, requiredString, stringifiedFields, usableId, type Fields } from "./request.js";
 import type { Change, Context } from "./ops/common.js";
@@ -95,6 +95,9 @@ interface RequestJob {
   resolve: (reply: string) => void;
   prepared?: Prepared;
 }
+
+/** What a change came to: its reply's result, or its error. */
+type Outcome = { result: string } | { error: HostError };
 
 /** A request of a batch: a change, or one refused before it ran. */
 type Batched = { job: RequestJob; prepared: { reply: string } | { id: string; change: Change } };
@@ -290,37 +293,50 @@ export class IdbHost {
 
   /**
    * Runs the changes of `batch` in one transaction and, once it has committed, answers every request of it in order
-   * (see `#drain`).
+   * (see `#drain`). If that transaction fails (IndexedDB refusing a write, or a generated key found taken), nothing
+   * of it stays, and each change runs again alone, as the host runs them: only a change that fails alone fails.
    */
   async #commit(batch: Batched[]): Promise<void> {
-    const ctx = this.#context;
     const changes = batch.flatMap(({ prepared }) => ("change" in prepared ? [prepared.change] : []));
-    let outcomes: Array<{ result: string } | { error: HostError }>;
+    let outcomes: Outcome[];
     try {
-      const db = await ctx.db();
-      const limit = await ctx.storeQuota();
-      outcomes = await transact(db, ITEM_STORES, "readwrite", async (tx) => {
-        const done: Array<{ result: string } | { error: HostError }> = [];
-        for (const change of changes) {
-          try {
-            done.push({ result: await change(tx, limit) });
-          } catch (error) {
-            // A refusal changed nothing; anything else (IndexedDB failing) ends the transaction for all of them.
-            if (!(error instanceof HostError)) throw error;
-            done.push({ error });
-          }
-        }
-        return done;
-      });
+      outcomes = await this.#inTransaction(changes, changes.length === 1);
     } catch (error) {
-      const failed = asHostError(error);
-      outcomes = changes.map(() => ({ error: failed }));
+      outcomes = changes.length === 1 ? [{ error: asHostError(error) }] : [];
+      for (const change of changes.length === 1 ? [] : changes) {
+        try {
+          outcomes.push(...(await this.#inTransaction([change], true)));
+        } catch (alone) {
+          outcomes.push({ error: asHostError(alone) });
+        }
+      }
     }
     let next = 0;
     for (const { job, prepared } of batch) {
       if ("reply" in prepared) job.resolve(prepared.reply);
       else job.resolve(replyText(prepared.id, outcomes[next++] ?? { error: asHostError(undefined) }));
     }
+  }
+
+  /** Runs `changes` in order in one transaction; their outcomes once it has committed. Throws if it fails. */
+  async #inTransaction(changes: Change[], alone: boolean): Promise<Outcome[]> {
+    const ctx = this.#context;
+    const db = await ctx.db();
+    const limit = await ctx.storeQuota();
+    return transact(db, ITEM_STORES, "readwrite", async (tx) => {
+      const batch = { tx, limit, totals: new Totals(tx), alone };
+      const done: Outcome[] = [];
+      for (const change of changes) {
+        try {
+          done.push({ result: await change(batch) });
+        } catch (error) {
+          // A refusal changed nothing; anything else (IndexedDB failing) ends the transaction for all of them.
+          if (!(error instanceof HostError)) throw error;
+          done.push({ error });
+        }
+      }
+      return done;
+    });
   }
 
   /** Parses the op and its fields (every check before the database is touched): what runs it, or the change it makes. */

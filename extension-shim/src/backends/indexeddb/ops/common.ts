@@ -11,7 +11,7 @@ import {
   SESSION_QUOTA_BYTES,
   TOUCH_GRANULARITY_MS,
 } from "../../../protocol.js";
-import { request, SESSIONS, transact, type ItemRecord, type SessionRecord } from "../db.js";
+import { request, SESSIONS, transact, type ItemRecord, type SessionRecord, type Totals } from "../db.js";
 import {
   checkPointer,
   checkSessionId,
@@ -44,12 +44,29 @@ export interface Context {
 }
 
 /**
- * An op that changes items (`write`, `update`, `append`, `delete`), run in a read-write transaction over ITEM_STORES
- * with the store-wide quota `limit` in force; its reply's result is what it resolves with. It may share the
- * transaction with the changes queued behind it (host.ts commits them together), so it must throw every refusal
- * before its first write: a refused change then leaves the transaction as it found it.
+ * What the changes sharing one read-write transaction over ITEM_STORES share (host.ts batches them): the
+ * transaction, the store-wide quota in force, the totals as the changes before have left them, and whether the
+ * change has the transaction to itself.
  */
-export type Change = (tx: IDBTransaction, limit: number) => Promise<string>;
+export interface Batch {
+  tx: IDBTransaction;
+  limit: number;
+  totals: Totals;
+  /**
+   * Alone, a write with a generated id checks that its key is free, as the host does. In a batch of several, it
+   * assumes so and adds the item (IndexedDB's `add`, which fails on a key that is taken: with 8 random characters,
+   * all but never), saving a round trip to the database per write; a taken key fails the transaction, and host.ts
+   * then runs the batch's changes again, each alone.
+   */
+  alone: boolean;
+}
+
+/**
+ * An op that changes items (`write`, `update`, `append`, `delete`); its reply's result is what it resolves with. It
+ * may share its transaction with the changes queued behind it (host.ts commits them together), so it must throw
+ * every refusal before its first write: a refused change then leaves the transaction as it found it.
+ */
+export type Change = (batch: Batch) => Promise<string>;
 
 /** Reads and checks the request's `sessionId`. */
 export function sessionIdOf(fields: Fields): string {

@@ -16,8 +16,7 @@ import {
   ITEM_STORES,
   ITEMS,
   keysOf,
-  moveStoreTotal,
-  putSession,
+  Totals,
   request,
   SESSIONS,
   storeTotal,
@@ -43,12 +42,12 @@ export function parseDelete(fields: Fields): Delete {
 
 /** Deletes the item and updates the session's totals in one transaction. */
 export function deleteItem(ctx: Context, cmd: Delete): Change {
-  return async (tx) => {
-    const [items, sessions] = [tx.objectStore(ITEMS), tx.objectStore(SESSIONS)];
+  return async ({ tx, totals }) => {
+    const items = tx.objectStore(ITEMS);
     const [item, record, total] = await Promise.all([
       request(items.get(cmd.storageKey)) as Promise<ItemRecord | undefined>,
-      request(sessions.get(cmd.sessionId)) as Promise<SessionRecord | undefined>,
-      storeTotal(tx),
+      totals.session(cmd.sessionId),
+      totals.store(),
     ]);
     if (item === undefined) throw HostError.itemNotFound(cmd.storageKey);
     const freed = quotaOf(item);
@@ -59,9 +58,9 @@ export function deleteItem(ctx: Context, cmd: Delete): Change {
       record.totalSize = Math.max(record.totalSize - freed, 0);
       record.itemCount = Math.max(record.itemCount - 1, 0);
       // A record left with no item is removed, and counts nothing, as in the host's `put_session`.
-      moveStoreTotal(tx, total, (record.itemCount === 0 ? 0 : record.totalSize) - before);
+      totals.moveStore(total, (record.itemCount === 0 ? 0 : record.totalSize) - before);
       record.lastAccessedAt = ctx.now();
-      putSession(sessions, record);
+      totals.putSession(record);
     }
     return `{"storageKey":${quote(cmd.storageKey)},"deleted":true,"freedBytes":${freed}}`;
   };
@@ -135,8 +134,9 @@ const REMOVE_PAGE_ITEMS = 100;
  */
 async function removeSession(tx: IDBTransaction, sessionId: string): Promise<{ items: number; bytes: number }> {
   const [items, sessions] = [tx.objectStore(ITEMS), tx.objectStore(SESSIONS)];
-  const [record, total] = await Promise.all([request(sessions.get(sessionId)) as Promise<SessionRecord | undefined>, storeTotal(tx)]);
-  if (record !== undefined) moveStoreTotal(tx, total, -record.totalSize);
+  const totals = new Totals(tx);
+  const [record, total] = await Promise.all([totals.session(sessionId), totals.store()]);
+  if (record !== undefined) totals.moveStore(total, -record.totalSize);
   let [count, bytes] = [0, 0];
   const range = keysOf(sessionId);
   for (let page = range; ; ) {

@@ -11,12 +11,8 @@ import { MAX_ITEM_BYTES } from "../../../protocol.js";
 import {
   DATA,
   ITEMS,
-  moveStoreTotal,
   newSession,
-  putSession,
   request,
-  SESSIONS,
-  storeTotal,
   type ItemRecord,
   type SessionRecord,
 } from "../db.js";
@@ -36,6 +32,7 @@ import {
   sessionIdOf,
   storageKeyIn,
   valueAt,
+  type Batch,
   type Change,
   type Context,
 } from "./common.js";
@@ -71,14 +68,13 @@ export function parseWrite(fields: Fields): Write {
 
 /** Stores the item; its metadata (never its data) is the result. */
 export function write(ctx: Context, cmd: Write): Change {
-  return async (tx, limit) => {
-    const [items, data, sessions] = [tx.objectStore(ITEMS), tx.objectStore(DATA), tx.objectStore(SESSIONS)];
+  return async ({ tx, limit, totals, alone }) => {
+    const [items, data] = [tx.objectStore(ITEMS), tx.objectStore(DATA)];
     const now = ctx.now();
-    const [[key, previous], stored, total] = await Promise.all([
-      chooseKey(ctx, cmd, (key) => request(items.get(key)) as Promise<ItemRecord | undefined>),
-      request(sessions.get(cmd.sessionId)) as Promise<SessionRecord | undefined>,
-      storeTotal(tx),
-    ]);
+    // A generated key in a batch is assumed free (see Batch.alone), and the item added rather than put.
+    const fresh = !alone && (cmd.taskId === undefined || cmd.turnId === undefined);
+    const lookup = (key: string) => (fresh ? Promise.resolve(undefined) : (request(items.get(key)) as Promise<ItemRecord | undefined>));
+    const [[key, previous], stored, total] = await Promise.all([chooseKey(ctx, cmd, lookup), totals.session(cmd.sessionId), totals.store()]);
     const record = stored ?? newSession(cmd.sessionId, now);
     const item: ItemRecord = {
       sessionId: cmd.sessionId,
@@ -92,12 +88,13 @@ export function write(ctx: Context, cmd: Write): Change {
     const [before, freed] = [record.totalSize, previous === undefined ? 0 : quotaOf(previous)];
     record.totalSize = checkQuota(record.totalSize, freed, quotaOf(item));
     checkStoreQuota(total, freed, quotaOf(item), limit);
-    moveStoreTotal(tx, total, record.totalSize - before);
+    totals.moveStore(total, record.totalSize - before);
     record.itemCount += previous === undefined ? 1 : 0;
     record.lastAccessedAt = now;
-    items.put(item);
+    if (fresh) items.add(item);
+    else items.put(item);
     data.put(cmd.data, key);
-    putSession(sessions, record);
+    totals.putSession(record);
     return metadataJson(item);
   };
 }
@@ -158,11 +155,11 @@ export function parseUpdate(fields: Fields): Update {
 
 /** Rewrites the item with a new timestamp, checking the quota in the same transaction. */
 export function update(ctx: Context, cmd: Update): Change {
-  return async (tx, limit) => {
+  return async (batch) => {
     const now = ctx.now();
     const [previous, totals] = await Promise.all([
-      request(tx.objectStore(ITEMS).get(cmd.storageKey)) as Promise<ItemRecord | undefined>,
-      totalsOf(tx, cmd.sessionId),
+      request(batch.tx.objectStore(ITEMS).get(cmd.storageKey)) as Promise<ItemRecord | undefined>,
+      totalsOf(batch, cmd.sessionId),
     ]);
     if (previous === undefined) throw HostError.itemNotFound(cmd.storageKey);
     const item: ItemRecord = {
@@ -173,7 +170,7 @@ export function update(ctx: Context, cmd: Update): Change {
       shape: cmd.data === undefined ? previous.shape : shape(cmd.data),
     };
     if (cmd.customMetadata !== undefined) item.customMetadata = cmd.customMetadata;
-    return replaceItem(tx, limit, previous, item, cmd.data, totals);
+    return replaceItem(batch, previous, item, cmd.data, totals);
   };
 }
 
@@ -206,12 +203,12 @@ export function parseAppend(fields: Fields): Append {
 
 /** Splices the data in and stores the result with a new timestamp and shape. */
 export function append(ctx: Context, cmd: Append): Change {
-  return async (tx, limit) => {
+  return async (batch) => {
     const now = ctx.now();
     const [previous, stored, totals] = await Promise.all([
-      request(tx.objectStore(ITEMS).get(cmd.storageKey)) as Promise<ItemRecord | undefined>,
-      request(tx.objectStore(DATA).get(cmd.storageKey)) as Promise<string | undefined>,
-      totalsOf(tx, cmd.sessionId),
+      request(batch.tx.objectStore(ITEMS).get(cmd.storageKey)) as Promise<ItemRecord | undefined>,
+      request(batch.tx.objectStore(DATA).get(cmd.storageKey)) as Promise<string | undefined>,
+      totalsOf(batch, cmd.sessionId),
     ]);
     if (previous === undefined) throw HostError.itemNotFound(cmd.storageKey);
     if (stored === undefined) throw HostError.corrupted(cmd.storageKey, "its data is missing");
@@ -233,7 +230,7 @@ export function append(ctx: Context, cmd: Append): Change {
       dataSize: size,
       shape: shape(text),
     };
-    return replaceItem(tx, limit, previous, item, text, totals);
+    return replaceItem(batch, previous, item, text, totals);
   };
 }
 
@@ -267,27 +264,27 @@ function spliced(cmd: Append, text: string): string {
 }
 
 /** The session's record (if it has one) and the store's total, read with whatever else the op reads at once. */
-function totalsOf(tx: IDBTransaction, sessionId: string): Promise<Totals> {
-  return Promise.all([request(tx.objectStore(SESSIONS).get(sessionId)) as Promise<SessionRecord | undefined>, storeTotal(tx)]);
+function totalsOf(batch: Batch, sessionId: string): Promise<SessionTotals> {
+  return Promise.all([batch.totals.session(sessionId), batch.totals.store()]);
 }
 
-type Totals = [session: SessionRecord | undefined, store: number];
+type SessionTotals = [session: SessionRecord | undefined, store: number];
 
 /**
- * Replaces the existing item `previous` by `item` (and its data, when the data changes) in the transaction `tx`,
- * whose session and store held `totals`: the quotas (the session's, and the store-wide `limit`) are checked against
+ * Replaces the existing item `previous` by `item` (and its data, when the data changes) in the batch's transaction,
+ * whose session and store held `totals`: the quotas (the session's, and the store-wide limit) are checked against
  * the totals without the old item, and the session's totals, the store's and the last access move with it.
  */
-function replaceItem(tx: IDBTransaction, limit: number, previous: ItemRecord, item: ItemRecord, data: string | undefined, totals: Totals): string {
+function replaceItem(batch: Batch, previous: ItemRecord, item: ItemRecord, data: string | undefined, totals: SessionTotals): string {
   const [stored, total] = totals;
   const record = stored ?? newSession(item.sessionId, item.timestamp);
   const before = record.totalSize;
   record.totalSize = checkQuota(record.totalSize, quotaOf(previous), quotaOf(item));
-  checkStoreQuota(total, quotaOf(previous), quotaOf(item), limit);
-  moveStoreTotal(tx, total, record.totalSize - before);
+  checkStoreQuota(total, quotaOf(previous), quotaOf(item), batch.limit);
+  batch.totals.moveStore(total, record.totalSize - before);
   record.lastAccessedAt = item.timestamp;
-  tx.objectStore(ITEMS).put(item);
-  if (data !== undefined) tx.objectStore(DATA).put(data, item.storageKey);
-  putSession(tx.objectStore(SESSIONS), record);
+  batch.tx.objectStore(ITEMS).put(item);
+  if (data !== undefined) batch.tx.objectStore(DATA).put(data, item.storageKey);
+  batch.totals.putSession(record);
   return metadataJson(item);
 }
