@@ -27,6 +27,7 @@ export function defineBenchmarks() {
   // and one that only ever uses the IndexedDB backend, as an extension does where the host isn't installed.
   const clients = { host: globalThis.llmCache.client, indexeddb: globalThis.llmCache.createLlmCache({ backend: "indexeddb" }).client };
   const client = (backend = "host") => clients[backend];
+  globalThis.servingBackend = async (backend) => (await client(backend).status()).backend;
   globalThis.servingBackends = async () => ({ host: (await clients.host.status()).backend, indexeddb: (await clients.indexeddb.status()).backend });
   const request = (port, message) =>
     new Promise((resolve) => {
@@ -126,16 +127,28 @@ export function defineBenchmarks() {
   };
 
   // The profiler's way through one benchmark: prepare it, then run(n) and after(n) as separate calls, so that the
-  // profiler can be started and stopped around each timed run alone. run(n) returns its wall time in ms.
+  // profiler can be started and stopped around each timed run alone. run(n) returns its wall time in ms. Each run
+  // is bracketed by two milliseconds of profilerStartMark and of profilerEndMark, outside the timed part, which the
+  // profiler finds in its samples to keep only those of the run itself (not the DevTools round trips that start
+  // and stop it). Two marks, so that either side can be cut when a loaded machine's sampler misses the other.
+  const busy = (ms) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until);
+  };
+  const profilerStartMark = () => busy(2);
+  const profilerEndMark = () => busy(2);
   let current;
   globalThis.stepwise = {
     async prepare(name, arg) {
       current = { prepared: await globalThis.bench[name](arg), value: undefined };
     },
     async run(run) {
+      profilerStartMark();
       const start = performance.now();
       current.value = await current.prepared.run(run);
-      return performance.now() - start;
+      const wall = performance.now() - start;
+      profilerEndMark();
+      return wall;
     },
     async after(run) {
       await current.prepared.after?.(current.value, run);
