@@ -9,7 +9,8 @@ import { whenGlobalDefined } from "./worker-ready.mjs";
 /**
  * Starts headless Chromium with `extensionDir` loaded, attaches to the extension's service worker and waits
  * until its script has defined `globalThis[globalName]`.
- * Returns { evaluate(expression) -> value (awaits promises), close() }.
+ * Returns { evaluate(expression) -> value (awaits promises), command(method, params) -> result (in the worker's
+ * session), close() }.
  */
 export async function launchOverPipe(sandbox, extensionDir, { globalName, extensionId = EXTENSION_ID, timeoutMs = 30_000 }) {
   const proc = spawn(
@@ -96,11 +97,13 @@ export async function launchOverPipe(sandbox, extensionDir, { globalName, extens
       }
       return reply.result.value;
     };
+    // Any other command of the protocol, sent to the service worker's session (the profiler's Profiler.*).
+    const command = (method, params = {}, { timeoutMs: ms = 20_000 } = {}) => withTimeout(send(method, params, sessionId), ms, method);
     await evaluate(`(${whenGlobalDefined})(${JSON.stringify(globalName)})`, {
       timeoutMs,
       what: `the service worker's script defining globalThis.${globalName}`,
     });
-    return { evaluate, close };
+    return { evaluate, command, close };
   } catch (e) {
     await close();
     throw e;
