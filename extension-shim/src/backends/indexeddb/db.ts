@@ -127,8 +127,9 @@ export function openDatabase(factory: IDBFactory, name: string): Promise<IDBData
 }
 
 /**
- * Runs `body` in one transaction over `stores` and resolves with its result once the transaction has committed
- * (for a read-write one, durably: `durability: "strict"`, so an acknowledged write survives a crash). If `body`
+ * Runs `body` in one transaction over `stores` and resolves with its result: a read-write transaction's once it has
+ * committed, durably (`durability: "strict"`, so an acknowledged write survives a crash), a read-only one's as soon
+ * as `body` has it. If `body`
  * throws, the transaction is aborted, so a refused request changes nothing, and the error is thrown on.
  *
  * `body` may await only this transaction's requests (`request`, `each`): a transaction whose requests are all
@@ -157,7 +158,10 @@ export async function transact<T>(
     }
     throw error;
   }
-  await finished;
+  // A read-only transaction has nothing to commit: its answer is ready once its requests are, a task or two before
+  // the browser reports it complete.
+  if (mode === "readonly") finished.catch(() => undefined);
+  else await finished;
   return result;
 }
 
