@@ -42,6 +42,9 @@ export const BY_LAST_ACCESS = "byLastAccess";
 /** Every store an item's change touches: its metadata, its data, its session's totals and the store's. */
 export const ITEM_STORES = [ITEMS, DATA, SESSIONS, COUNTERS];
 
+/** The stores a read of items looks at: their metadata, their data, and the session's last access. */
+export const READ_STORES = [ITEMS, DATA, SESSIONS];
+
 /** An item's metadata, as `items` keeps it. */
 export interface ItemRecord {
   /** The session that owns the item: the first part of its key. */

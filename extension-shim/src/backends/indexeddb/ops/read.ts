@@ -5,7 +5,7 @@
  */
 
 import { MAX_READ_MANY_BYTES, MAX_STORAGE_KEYS, MIN_MAX_BYTES } from "../../../protocol.js";
-import { DATA, ITEM_STORES, ITEMS, request, SESSIONS, transact, type ItemRecord, type SessionRecord } from "../db.js";
+import { DATA, ITEMS, READ_STORES, request, SESSIONS, transact, type ItemRecord, type SessionRecord } from "../db.js";
 import { elements, MALFORMED, nextOffset, slice, utf8Length, type Window } from "../json/index.js";
 import { echo, optionalCount, parseFields, requiredString, type Count, type Fields } from "../request.js";
 import { Digits, HostError, quote } from "../wire.js";
@@ -47,7 +47,7 @@ function maxBytesOf(fields: Fields): number | undefined {
 /** Reads the item, then refreshes the session's last access. */
 export async function read(ctx: Context, cmd: Read): Promise<string> {
   const db = await ctx.db();
-  const [result, lastAccessed] = await transact(db, ITEM_STORES, "readonly", (tx) =>
+  const [result, lastAccessed] = await transact(db, READ_STORES, "readonly", (tx) =>
     Promise.all([readOne(tx, cmd, undefined), lastAccessOf(tx, cmd.sessionId)]),
   );
   await touch(ctx, db, cmd.sessionId, lastAccessed);
@@ -139,7 +139,7 @@ class Budget {
 /** Reads every item in one transaction, then refreshes the session's last access once. */
 export async function readMany(ctx: Context, cmd: ReadMany): Promise<string> {
   const db = await ctx.db();
-  const [entries, lastAccessed] = await transact(db, ITEM_STORES, "readonly", async (tx) => {
+  const [entries, lastAccessed] = await transact(db, READ_STORES, "readonly", async (tx) => {
     const lastAccessed = lastAccessOf(tx, cmd.sessionId);
     const budget = new Budget(cmd.reads.length);
     const entries: string[] = [];
