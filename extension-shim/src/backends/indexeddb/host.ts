@@ -26,7 +26,7 @@ import { parseRead, parseReadMany, read, readMany } from "./ops/read.js";
 import { deleteItem, endSession, parseDelete, parseSessionOp, removeOrphans, stats } from "./ops/session.js";
 import { parseSessions, sessions } from "./ops/sessions.js";
 import { append, parseAppend, parseUpdate, parseWrite, update, write } from "./ops/write.js";
-import { HostError, replyText } from "./wire.js";
+import { HostError, replyObject, replyText, type Outcome, type ResultText } from "./wire.js";
 
 export interface IdbHostOptions {
   /** The IndexedDB to use; the global `indexedDB` when left out. */
@@ -92,21 +92,22 @@ const MAX_BATCH_UNITS = 8 * 1024 * 1024;
 interface RequestJob {
   text: string;
   stringified: boolean;
-  resolve: (reply: string) => void;
+  /** Answers the request (`handleText` writes the reply's text, `handleParsed` its object). */
+  resolve: (answer: Answer) => void;
   prepared?: Prepared;
 }
 
-/** What a change came to: its reply's result, or its error. */
-type Outcome = { result: string } | { error: HostError };
+/** A reply, before it is written as text or an object: the request's id (as its JSON text) and its outcome. */
+type Answer = { id: string | undefined; outcome: Outcome };
 
 /** A request of a batch: a change, or one refused before it ran. */
-type Batched = { job: RequestJob; prepared: { reply: string } | { id: string; change: Change } };
+type Batched = { job: RequestJob; prepared: { answer: Answer } | { id: string; change: Change } };
 
 /** A job: a request, or a sweep of orphans (which settles its own promise). */
 type Job = RequestJob | (() => Promise<void>);
 
 /** A request read and checked: its reply already (a refusal), or its id and what runs it, alone or as a change. */
-type Prepared = { reply: string } | { id: string; run: () => Promise<string> } | { id: string; change: Change };
+type Prepared = { answer: Answer } | { id: string; run: () => Promise<ResultText> } | { id: string; change: Change };
 
 /** The database once opened, or why it can't be. */
 type Opened = { db: IDBDatabase } | { error: HostError };
@@ -150,7 +151,27 @@ export class IdbHost {
    */
   handleText(requestText: string, options: HandleOptions = {}): Promise<string> {
     return new Promise((resolve) => {
-      this.#jobs.push({ text: requestText, stringified: options.stringified === true, resolve });
+      this.#jobs.push({ text: requestText, stringified: options.stringified === true, resolve: ({ id, outcome }) => resolve(replyText(id, outcome)) });
+      void this.#drain();
+    });
+  }
+
+  /**
+   * Answers a request that JSON.stringify wrote in this context (as `handleText` with `stringified`) with the reply
+   * as an object: what JSON.parse makes of the reply's text, made without writing and parsing again what the reply
+   * holds whole, such as a read's data (`replyObject`). For the in-process client, which would parse it.
+   */
+  handleParsed(requestText: string): Promise<unknown> {
+    return new Promise((resolve) => {
+      const answer = ({ id, outcome }: Answer) => {
+        try {
+          resolve(replyObject(id, outcome));
+        } catch {
+          // Data that isn't JSON (a store edited by hand): no reply object, as JSON.parse of the reply's text gives none.
+          resolve(undefined);
+        }
+      };
+      this.#jobs.push({ text: requestText, stringified: true, resolve: answer });
       void this.#drain();
     });
   }
@@ -236,10 +257,10 @@ export class IdbHost {
           continue;
         }
         const prepared = (job.prepared ??= this.#prepare(job));
-        if ("reply" in prepared) {
-          job.resolve(prepared.reply);
+        if ("answer" in prepared) {
+          job.resolve(prepared.answer);
         } else if ("run" in prepared) {
-          job.resolve(await this.#replyTo(prepared.id, prepared.run));
+          job.resolve({ id: prepared.id, outcome: await outcomeOf(prepared.run) });
         } else {
           // Requests refused before they ran go along, answered in their turn.
           const batch: Batched[] = [{ job, prepared }];
@@ -265,29 +286,21 @@ export class IdbHost {
   #prepare(job: RequestJob): Prepared {
     const text = job.text;
     const bytes = utf8Length(text);
-    if (bytes > MAX_REQUEST_BYTES) return { reply: replyText(idInHead(head(text)), { error: oversized(bytes) }) };
+    const refused = (id: string | undefined, error: HostError) => ({ answer: { id, outcome: { error } } });
+    if (bytes > MAX_REQUEST_BYTES) return refused(idInHead(head(text)), oversized(bytes));
     let fields: Fields;
     try {
       fields = (job.stringified ? stringifiedFields(text) : undefined) ?? parseFields(text);
     } catch (error) {
-      if (error instanceof HostError) return { reply: replyText(recoverId(text), { error }) };
-      return { reply: replyText(undefined, { error: HostError.storageUnavailable(`the request could not be read (${describe(error)})`) }) };
+      if (error instanceof HostError) return refused(recoverId(text), error);
+      return refused(undefined, HostError.storageUnavailable(`the request could not be read (${describe(error)})`));
     }
     const id = usableId(fields);
-    if (id === undefined) return { reply: replyText(undefined, { error: idError(fields) }) };
+    if (id === undefined) return refused(undefined, idError(fields));
     try {
       return { id, ...this.#op(fields) };
     } catch (error) {
-      return { reply: replyText(id, { error: asHostError(error) }) };
-    }
-  }
-
-  /** The reply to a request that runs on its own. */
-  async #replyTo(id: string, run: () => Promise<string>): Promise<string> {
-    try {
-      return replyText(id, { result: await run() });
-    } catch (error) {
-      return replyText(id, { error: asHostError(error) });
+      return refused(id, asHostError(error));
     }
   }
 
@@ -313,8 +326,8 @@ export class IdbHost {
     }
     let next = 0;
     for (const { job, prepared } of batch) {
-      if ("reply" in prepared) job.resolve(prepared.reply);
-      else job.resolve(replyText(prepared.id, outcomes[next++] ?? { error: asHostError(undefined) }));
+      if ("answer" in prepared) job.resolve(prepared.answer);
+      else job.resolve({ id: prepared.id, outcome: outcomes[next++] ?? { error: asHostError(undefined) } });
     }
   }
 
@@ -340,10 +353,10 @@ export class IdbHost {
   }
 
   /** Parses the op and its fields (every check before the database is touched): what runs it, or the change it makes. */
-  #op(fields: Fields): { run: () => Promise<string> } | { change: Change } {
+  #op(fields: Fields): { run: () => Promise<ResultText> } | { change: Change } {
     const ctx = this.#context;
     const op = requiredString(fields.op, "op");
-    const run = (answer: () => Promise<string>) => ({ run: answer });
+    const run = (answer: () => Promise<ResultText>) => ({ run: answer });
     switch (op) {
       case "hello": {
         const hello = parseHello(fields);
@@ -392,6 +405,15 @@ export class IdbHost {
           .actual(shown);
       }
     }
+  }
+}
+
+/** What running an op came to: its result, or the error it threw. */
+async function outcomeOf(run: () => Promise<ResultText>): Promise<Outcome> {
+  try {
+    return { result: await run() };
+  } catch (error) {
+    return { error: asHostError(error) };
   }
 }
 

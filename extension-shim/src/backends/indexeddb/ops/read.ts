@@ -8,7 +8,7 @@ import { MAX_READ_MANY_BYTES, MAX_STORAGE_KEYS, MIN_MAX_BYTES } from "../../../p
 import { DATA, ITEMS, READ_STORES, request, SESSIONS, transact, type ItemRecord, type SessionRecord } from "../db.js";
 import { elements, MALFORMED, nextOffset, slice, utf8Length, type Window } from "../json/index.js";
 import { echo, optionalCount, parseFields, requiredString, type Count, type Fields } from "../request.js";
-import { Digits, HostError, quote } from "../wire.js";
+import { Digits, HostError, quote, Spliced } from "../wire.js";
 import { atPointer, metadataJson, pointerOf, sessionIdOf, storageKeyIn, touch, valueAt, type Context } from "./common.js";
 
 /** A parsed `read` of one item. */
@@ -45,7 +45,7 @@ function maxBytesOf(fields: Fields): number | undefined {
 }
 
 /** Reads the item, then refreshes the session's last access. */
-export async function read(ctx: Context, cmd: Read): Promise<string> {
+export async function read(ctx: Context, cmd: Read): Promise<Spliced> {
   const db = await ctx.db();
   const [result, lastAccessed] = await transact(db, READ_STORES, "readonly", (tx) =>
     Promise.all([readOne(tx, cmd, undefined), lastAccessOf(tx, cmd.sessionId)]),
@@ -150,7 +150,7 @@ export async function readMany(ctx: Context, cmd: ReadMany): Promise<string> {
         continue;
       }
       try {
-        entries.push(await readOne(tx, read, budget));
+        entries.push(String(await readOne(tx, read, budget)));
       } catch (error) {
         // Past the budget, the whole read is refused; any other refusal is this entry's.
         if (!(error instanceof HostError) || budget.spent) throw error;
@@ -178,7 +178,7 @@ async function lastAccessOf(tx: IDBTransaction, sessionId: string): Promise<numb
  * One item's `{"item", "slice"?}` in the transaction `tx`; its data and customMetadata are taken from `budget`,
  * when there is one.
  */
-async function readOne(tx: IDBTransaction, cmd: Read, budget: Budget | undefined): Promise<string> {
+async function readOne(tx: IDBTransaction, cmd: Read, budget: Budget | undefined): Promise<Spliced> {
   const [item, text] = await Promise.all([
     request(tx.objectStore(ITEMS).get(cmd.storageKey)) as Promise<ItemRecord | undefined>,
     request(tx.objectStore(DATA).get(cmd.storageKey)) as Promise<string | undefined>,
@@ -224,7 +224,7 @@ async function readOne(tx: IDBTransaction, cmd: Read, budget: Budget | undefined
   }
   const meta = metadataJson(item);
   const custom = item.customMetadata === undefined ? "" : `,"customMetadata":${item.customMetadata}`;
-  return `{"item":${meta.slice(0, -1)},"data":${data}${custom}}${sliceJson}}`;
+  return new Spliced(`{"item":${meta.slice(0, -1)},"data":`, ["item", "data"], data, `${custom}}${sliceJson}}`);
 }
 
 /**
