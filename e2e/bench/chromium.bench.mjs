@@ -86,6 +86,11 @@ try {
       if (target) targets.push({ ...target, ratio: spread(values)[0] });
     }
   };
+  // The backend against its floor, in rounds of their own: with the native client in the same rounds, its host
+  // process and Chrome's transport still at work after a run (on a 2-core machine) land on whichever runs next.
+  // `backend` is the benchmark of the host's group, run again here; its label says so.
+  const againstFloor = (runs, backend, floor, target) =>
+    group(runs, [[`${backend[0]}, against its floor`, backend[1], backend[2]], floor], [[0, 1, target]]);
   // Each figure of the host has one of the IndexedDB backend beside it: the same benchmark, the same calls, on
   // the cache made with `backend: "indexeddb"`, and the backend's floor beside both: the same work in plain
   // IndexedDB. Run interleaved, so that host / backend is what installing the host buys, and backend / floor what
@@ -100,10 +105,15 @@ try {
     [
       ["write 1 MB: native client", "cacheWrite", { bytes, ...host }],
       ["write 1 MB: IndexedDB backend", "cacheWrite", { bytes, ...inBrowser }],
-      ["write 1 MB: IndexedDB (durability strict), the backend's floor", "idbWrite", { bytes, durability: "strict" }],
       ["write 1 MB: Chrome's transport alone", "transportWrite", { bytes, host: NOOP_HOST }],
     ],
-    [[0, 1], [0, 3], [1, 2, { name: "write 1 MB", atMost: 1.3 }]],
+    [[0, 1], [0, 2]],
+  );
+  await againstFloor(
+    RUNS,
+    ["write 1 MB: IndexedDB backend", "cacheWrite", { bytes, ...inBrowser }],
+    ["write 1 MB: IndexedDB (durability strict), the backend's floor", "idbWrite", { bytes, durability: "strict" }],
+    { name: "write 1 MB", atMost: 1.3 },
   );
   await measure("write 1 MB: IndexedDB (durability default)", "idbWrite", { bytes, durability: "default" });
   await measure("write 1 MB: chrome.storage.local", "storageWrite", { bytes });
@@ -112,9 +122,14 @@ try {
     [
       ["read 1 MB of random characters: native client (sent plain: gzip can't shrink it)", "cacheRead", { bytes, ...host }],
       ["read 1 MB of random characters: IndexedDB backend", "cacheRead", { bytes, ...inBrowser }],
-      ["read 1 MB: IndexedDB (get), the backend's floor", "idbRead", { bytes }],
     ],
-    [[0, 1], [1, 2, { name: "read 1 MB", atMost: 1.2 }]],
+    [[0, 1]],
+  );
+  await againstFloor(
+    RUNS,
+    ["read 1 MB of random characters: IndexedDB backend", "cacheRead", { bytes, ...inBrowser }],
+    ["read 1 MB: IndexedDB (get), the backend's floor", "idbRead", { bytes }],
+    { name: "read 1 MB", atMost: 1.2 },
   );
   // The compressed reply to a read of 1 MB of this prose, measured as it crosses (its JSON text, base64 payload
   // and all): the transport's time for that many bytes is the floor of a compressed read, before compressing and
@@ -136,9 +151,14 @@ try {
     [
       ["write 5 MB: native client", "cacheWrite", { bytes: bytes5, ...host }],
       ["write 5 MB: IndexedDB backend", "cacheWrite", { bytes: bytes5, ...inBrowser }],
-      ["write 5 MB: IndexedDB (durability strict), the backend's floor", "idbWrite", { bytes: bytes5, durability: "strict" }],
     ],
-    [[0, 1], [1, 2, { name: "write 5 MB", atMost: 1.3 }]],
+    [[0, 1]],
+  );
+  await againstFloor(
+    RUNS,
+    ["write 5 MB: IndexedDB backend", "cacheWrite", { bytes: bytes5, ...inBrowser }],
+    ["write 5 MB: IndexedDB (durability strict), the backend's floor", "idbWrite", { bytes: bytes5, durability: "strict" }],
+    { name: "write 5 MB", atMost: 1.3 },
   );
   await measure("write 5 MB: IndexedDB (durability default)", "idbWrite", { bytes: bytes5, durability: "default" });
   await group(
@@ -146,9 +166,14 @@ try {
     [
       ["read 5 MB: native client", "cacheRead", { bytes: bytes5, ...host }],
       ["read 5 MB: IndexedDB backend", "cacheRead", { bytes: bytes5, ...inBrowser }],
-      ["read 5 MB: IndexedDB (get), the backend's floor", "idbRead", { bytes: bytes5 }],
     ],
-    [[0, 1], [1, 2, { name: "read 5 MB", atMost: 1.2 }]],
+    [[0, 1]],
+  );
+  await againstFloor(
+    RUNS,
+    ["read 5 MB: IndexedDB backend", "cacheRead", { bytes: bytes5, ...inBrowser }],
+    ["read 5 MB: IndexedDB (get), the backend's floor", "idbRead", { bytes: bytes5 }],
+    { name: "read 5 MB", atMost: 1.2 },
   );
   await measure("read 10 summaries: native client, one readMany", "nativeReadMany", {});
   await measure("read 10 summaries: native client, 10 reads", "nativeReadTen", {});
@@ -157,9 +182,14 @@ try {
     [
       ["one field of a 5 MB item: native client (pointer)", "cacheField", host],
       ["one field of a 5 MB item: IndexedDB backend (pointer)", "cacheField", inBrowser],
-      ["one field of a 5 MB item: IndexedDB (get, then pick), the backend's floor", "idbField", {}],
     ],
-    [[0, 1], [1, 2, { name: "pointer read", atMost: 1.2 }]],
+    [[0, 1]],
+  );
+  await againstFloor(
+    RUNS,
+    ["one field of a 5 MB item: IndexedDB backend (pointer)", "cacheField", inBrowser],
+    ["one field of a 5 MB item: IndexedDB (get, then pick), the backend's floor", "idbField", {}],
+    { name: "pointer read", atMost: 1.2 },
   );
   await group(
     RUNS,
@@ -168,7 +198,13 @@ try {
       ["50-summary workflow: IndexedDB backend", "cacheWorkflow", inBrowser],
       ["50-summary workflow: the spec's IndexedDB design", "idbWorkflow", {}],
     ],
-    [[0, 1], [0, 2], [1, 2, { name: "50-summary workflow", below: 1 }]],
+    [[0, 1], [0, 2]],
+  );
+  await againstFloor(
+    RUNS,
+    ["50-summary workflow: IndexedDB backend", "cacheWorkflow", inBrowser],
+    ["50-summary workflow: the spec's IndexedDB design", "idbWorkflow", {}],
+    { name: "50-summary workflow", below: 1 },
   );
   await group(
     RUNS,
@@ -177,16 +213,27 @@ try {
       ["list a page of 100 of 1,000 items of 20 KB: IndexedDB backend", "cacheList", inBrowser],
       ["list a page of 100 of 1,000 items of 20 KB: the spec's IndexedDB design", "idbList", {}],
     ],
-    [[0, 1], [0, 2], [1, 2, { name: "list page", below: 1 }]],
+    [[0, 1], [0, 2]],
+  );
+  await againstFloor(
+    RUNS,
+    ["list a page of 100 of 1,000 items of 20 KB: IndexedDB backend", "cacheList", inBrowser],
+    ["list a page of 100 of 1,000 items of 20 KB: the spec's IndexedDB design", "idbList", {}],
+    { name: "list page", below: 1 },
   );
   await group(
     RUNS,
     [
       ["search a 50 MB session (10 items of 5 MB of text): native client", "cacheSearch", host],
       ["search a 50 MB session (10 items of 5 MB of text): IndexedDB backend", "cacheSearch", inBrowser],
-      ["search a 50 MB session (10 items of 5 MB of text): IndexedDB (get the 10, indexOf), the backend's floor", "idbSearch", {}],
     ],
-    [[0, 1], [1, 2, { name: "search of a 50 MB session" }]],
+    [[0, 1]],
+  );
+  await againstFloor(
+    RUNS,
+    ["search a 50 MB session (10 items of 5 MB of text): IndexedDB backend", "cacheSearch", inBrowser],
+    ["search a 50 MB session (10 items of 5 MB of text): IndexedDB (get the 10, indexOf), the backend's floor", "idbSearch", {}],
+    { name: "search of a 50 MB session" },
   );
   // The item grows by one short string a run, so its length depends on the number of runs (see cacheAppend).
   await group(
@@ -194,9 +241,14 @@ try {
     [
       ["append to a 5 MB item: native client", "cacheAppend", { runs: RUNS, ...host }],
       ["append to a 5 MB item: IndexedDB backend", "cacheAppend", { runs: RUNS, ...inBrowser }],
-      ["append to a 5 MB item: IndexedDB (get, put; durability strict), the backend's floor", "idbAppend", { runs: RUNS }],
     ],
-    [[0, 1], [1, 2, { name: "append to a 5 MB item" }]],
+    [[0, 1]],
+  );
+  await againstFloor(
+    RUNS,
+    ["append to a 5 MB item: IndexedDB backend", "cacheAppend", { runs: RUNS, ...inBrowser }],
+    ["append to a 5 MB item: IndexedDB (get, put; durability strict), the backend's floor", "idbAppend", { runs: RUNS }],
+    { name: "append to a 5 MB item" },
   );
   // Each run needs a full session again, and filling one (untimed) takes far longer than ending it: so fewer runs.
   const endRuns = Math.min(RUNS, 10);
@@ -205,9 +257,14 @@ try {
     [
       [`endSession of a 50 MB session (10 items of 5 MB; ${endRuns} runs): native client`, "cacheEndSession", host],
       [`endSession of a 50 MB session (10 items of 5 MB; ${endRuns} runs): IndexedDB backend`, "cacheEndSession", inBrowser],
-      [`endSession of a 50 MB session (10 items of 5 MB; ${endRuns} runs): IndexedDB (delete a key range; durability strict), the backend's floor`, "idbEndSession", {}],
     ],
-    [[0, 1], [1, 2, { name: "endSession of a 50 MB session" }]],
+    [[0, 1]],
+  );
+  await againstFloor(
+    endRuns,
+    [`endSession of a 50 MB session (10 items of 5 MB; ${endRuns} runs): IndexedDB backend`, "cacheEndSession", inBrowser],
+    [`endSession of a 50 MB session (10 items of 5 MB; ${endRuns} runs): IndexedDB (delete a key range; durability strict), the backend's floor`, "idbEndSession", {}],
+    { name: "endSession of a 50 MB session" },
   );
 } finally {
   await browser.close();
