@@ -5,7 +5,8 @@
  * serves: the only differences are `backend: "indexeddb"` in `hello` and the wording of StorageUnavailableError.
  *
  * # Layout
- * - host.ts (this file): the request's way through: size, parse, id, op; one request at a time, in order.
+ * - host.ts (this file): the request's way through: size, parse, id, op; one request at a time, in order, except
+ *   that changes queued together share one transaction and its one durable commit (`#drain`).
  * - request.ts: the request's fields read as the host reads them (serde_json's rules, its error texts).
  * - wire.ts: error replies and the text of replies.
  * - db.ts: the database's schema, records and transactions.
