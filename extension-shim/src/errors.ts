@@ -34,7 +34,7 @@ export interface ErrorDetail {
 
 /**
  * What the caller should do next for each code, used when the host's reply has no suggestion or the client
- * made the error itself. The words match the guidance the LLM is given in prompt/system-prompt.md.
+ * made the error itself. They are the LLM's only guidance after a failure: the prompt section doesn't repeat them.
  */
 const DEFAULT_SUGGESTIONS: Record<ErrorCode, string> = {
   InvalidRequestError: "check the tool's parameters against its schema and call it again",
@@ -46,7 +46,7 @@ const DEFAULT_SUGGESTIONS: Record<ErrorCode, string> = {
     "delete items the task no longer needs (list shows their sizes) or store a smaller summary, then try again",
   CorruptedDataError: "delete the item and, if you still need it, produce and write it again",
   StorageUnavailableError:
-    "continue without the cache: process the data in your context, in smaller batches if needed",
+    "continue without the cache: process the data in your context, in smaller batches if needed, and don't keep retrying it",
 };
 
 /** The base class of every error the shim reports: a protocol code plus the host's explanation. */

@@ -57,7 +57,7 @@ export * from "./status.js";
 export * from "./tool/spec.js";
 export * from "./tool/definitions.js";
 export * from "./tool/storage-tool.js";
-export { CACHE_SYSTEM_PROMPT, STRICT_PROMPT_NOTE, cachePrompt, withCachePrompt } from "./tool/prompt.js";
+export { CACHE_PROMPT_OFFLOADING, CACHE_PROMPT_REFERENCES, CACHE_SYSTEM_PROMPT, cachePrompt, withCachePrompt, type PromptFeatures } from "./tool/prompt.js";
 export { formatAge, formatSize, itemLine, pageLine, ITEM_COLUMNS } from "./tool/format.js";
 export { fullKey, keyIdFor, shortKey } from "./tool/keys.js";
 export * from "./legacy/browser-storage.js";

@@ -17,7 +17,7 @@ import { SessionCleanup, type EndSessionOutcome, type OnSessionEnded, type Reset
 import type { CacheStatus, StatusOptions } from "./status.js";
 import { chromeLocalStorage, type KeyValueStore } from "./storage-area.js";
 import type { DefinitionVariant } from "./tool/definitions.js";
-import { cachePrompt, withCachePrompt } from "./tool/prompt.js";
+import { cachePrompt, withCachePrompt, type PromptFeatures } from "./tool/prompt.js";
 import { StorageTool, type StorageToolOptions } from "./tool/storage-tool.js";
 
 /** Which backend serves: see LlmCacheOptions.backend. */
@@ -62,12 +62,15 @@ export interface LlmCache {
    * `{ recheck: true }` asks the host over a new port (see StatusOptions).
    */
   status: (options?: StatusOptions) => Promise<CacheStatus>;
-  /** The system prompt section for the plain definitions, naming the tool as `tool.name` (the `name` option). */
+  /** The system prompt section, naming the tool as `tool.name` (the `name` option), without any feature's lines. */
   systemPrompt: string;
-  /** The section for the definition variant the agent sends. */
-  promptFor: (variant: DefinitionVariant) => string;
-  /** The agent's prompt with the section added once (idempotent). */
-  withPrompt: (basePrompt: string, variant?: DefinitionVariant) => string;
+  /**
+   * The section, with the lines of the features in `features`: by default those this cache's `withReferences` and
+   * `offloadLargeResults` have been used for so far (wrap the agent's tools before building its prompt).
+   */
+  promptFor: (variant: DefinitionVariant, features?: PromptFeatures) => string;
+  /** The agent's prompt with the section added once (idempotent); `features` as in `promptFor`. */
+  withPrompt: (basePrompt: string, variant?: DefinitionVariant, features?: PromptFeatures) => string;
   /**
    * Another tool's handler, whose results over 10 KB are cached (over 5 MB, in parts) and shown as key, shape and
    * preview; see offload.ts.
@@ -102,6 +105,8 @@ export function createLlmCache(options: LlmCacheOptions = {}): LlmCache {
   });
   const cleanup = new SessionCleanup(client, storage);
   const tool = new StorageTool(client, options);
+  // The features the agent's tools use so far, whose lines the prompt then carries (see promptFor).
+  const used: PromptFeatures = {};
   return {
     client,
     tool,
@@ -111,20 +116,26 @@ export function createLlmCache(options: LlmCacheOptions = {}): LlmCache {
     attachToSession: (session, onEnded) => cleanup.attachToSession(session, onEnded),
     status: (statusOptions) => client.status(statusOptions),
     systemPrompt: cachePrompt("openaiResponses", tool),
-    promptFor: (variant) => cachePrompt(variant, tool),
-    withPrompt: (basePrompt, variant) => withCachePrompt(basePrompt, variant, tool),
-    offloadLargeResults: (toolName, handler, offloadOptions) => offloadLargeResults(client, toolName, handler, { cacheToolName: tool.name, ...offloadOptions }),
+    promptFor: (variant, features = used) => cachePrompt(variant, { name: tool.name, ...features }),
+    withPrompt: (basePrompt, variant, features = used) => withCachePrompt(basePrompt, variant, { name: tool.name, ...features }),
+    offloadLargeResults: (toolName, handler, offloadOptions) => {
+      used.offloading = true;
+      return offloadLargeResults(client, toolName, handler, { cacheToolName: tool.name, ...offloadOptions });
+    },
     resolveReferences: (args, context) => resolveReferences(client, args, context),
-    withReferences: (handler) => async (args, context) => {
-      // The extension's mistake is its TypeError, not text for the LLM like a reference that can't be resolved.
-      assertSessionId("withReferences: context.sessionId", context?.sessionId);
-      let resolved;
-      try {
-        resolved = await resolveReferences(client, args, context);
-      } catch (error) {
-        throw new Error(errorText("reference", error, tool.name));
-      }
-      return handler(resolved, context);
+    withReferences: (handler) => {
+      used.references = true;
+      return async (args, context) => {
+        // The extension's mistake is its TypeError, not text for the LLM like a reference that can't be resolved.
+        assertSessionId("withReferences: context.sessionId", context?.sessionId);
+        let resolved;
+        try {
+          resolved = await resolveReferences(client, args, context);
+        } catch (error) {
+          throw new Error(errorText("reference", error, tool.name));
+        }
+        return handler(resolved, context);
+      };
     },
   };
 }

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { browserxTools, registerBrowserxTools } from "../src/adapters/browserx.js";
 import { createLlmCache } from "../src/llm-cache.js";
-import { CACHE_SYSTEM_PROMPT, STRICT_PROMPT_NOTE, cachePrompt, withCachePrompt } from "../src/tool/prompt.js";
+import { CACHE_PROMPT_REFERENCES, CACHE_SYSTEM_PROMPT, cachePrompt, withCachePrompt } from "../src/tool/prompt.js";
 import { BrowserxStyleRegistry, llmOutput } from "./helpers/browserx-registry.js";
 import { hostCache } from "./helpers/host-cache.js";
 import { MemoryStorage, memoryAreas } from "./helpers/memory-storage.js";
@@ -30,7 +30,7 @@ const BROWSERX_OWN_LLM_CACHE = {
 describe("the prompt under another name", () => {
   it("names the tool as given everywhere, keeps the reference markers, and says whose keys they take", () => {
     for (const variant of ["openaiResponses", "anthropicStrict"] as const) {
-      const named = cachePrompt(variant, { name: NAME });
+      const named = cachePrompt(variant, { name: NAME, references: true });
       const mentions = [...named.matchAll(/(\{\{|\$)?llm_cache(:| references)?/g)].map((match) => match[0]);
       assert.deepEqual(
         [...new Set(mentions)].sort(),
@@ -42,7 +42,7 @@ describe("the prompt under another name", () => {
       assert.ok(named.includes(`accepts llm_cache references (they name items of \`${NAME}\`), put \`{{llm_cache:KEY}}\``));
       // The same text as the default but for the name and that one clause.
       const back = named.replace(` (they name items of \`${NAME}\`)`, "").replaceAll(NAME, "llm_cache");
-      assert.equal(back, variant === "openaiResponses" ? CACHE_SYSTEM_PROMPT : CACHE_SYSTEM_PROMPT + STRICT_PROMPT_NOTE);
+      assert.equal(back, CACHE_SYSTEM_PROMPT + CACHE_PROMPT_REFERENCES);
     }
     assert.equal(cachePrompt("openaiResponses", { name: "llm_cache" }), CACHE_SYSTEM_PROMPT);
   });
@@ -62,7 +62,11 @@ describe("createLlmCache({ name })", () => {
     assert.equal(cache.tool.name, NAME);
     assert.equal(cache.tool.definitions.anthropicStrict.name, NAME);
     assert.ok(cache.systemPrompt.startsWith(`## The ${NAME} tool`));
-    assert.ok(cache.promptFor("openaiChatStrict").includes(`Every \`${NAME}\` call lists all of its parameters`));
+    assert.ok(cache.promptFor("openaiChatStrict").startsWith(`## The ${NAME} tool`));
+    // The references' lines once the cache's withReferences wraps a tool.
+    assert.ok(!cache.promptFor("openaiResponses").includes("{{llm_cache:KEY}}"));
+    cache.withReferences(async () => "done");
+    assert.ok(cache.promptFor("openaiResponses").includes(`(they name items of \`${NAME}\`)`));
     assert.ok(cache.withPrompt("Base.").includes(`The \`${NAME}\` tool`));
 
     const missing = await cache.tool.run({ action: "read", storageKey: "aaaaaaaa_bbbbbbbb" }, { sessionId });

@@ -73,74 +73,60 @@ export const STORAGE_TOOL_SPEC: ToolSpec = {
   name: STORAGE_TOOL_NAME,
   title: "LLM cache",
   description:
-    "Cache for large intermediate results (many items, results over 10 KB, multi-step work), kept outside your " +
-    "context for this conversation. write stores data and answers with one line of metadata (key | size | age | " +
-    "shape | description); list shows those lines, newest first; read returns an item's data, a part of it by " +
-    "JSON pointer, a page at a time when it is long; append adds to a running array or text; search finds text " +
-    "inside the data. data is always a string of JSON text, never an object: " +
-    "'{\"from\":\"ana@example.com\",\"summary\":\"...\"}', '[1,2]', '42'; text that isn't JSON is cached as that text.",
+    "Keeps large intermediate results outside your context for this conversation. Answers show each item as a " +
+    "line of metadata, never its data.",
   parameters: {
     action: {
       type: "string",
       enum: CACHE_ACTIONS,
       description:
-        "write: cache data. read: get an item's data, or a page of it. append: add elements to an array (or text " +
-        "to a text) in an item. list: the items' metadata, newest first. search: find words inside the cached " +
-        "data. update: replace an item's data or description. delete: remove an item. stats: totals and free space.",
+        "write: cache data. read: an item's data, or part of it. append: add to an array or text in an item. " +
+        "list: items' metadata, newest first. search: find words in the data. update: replace an item's data or " +
+        "description. delete: remove an item. stats: totals and free space.",
     },
     data: {
       type: "string",
       description:
-        "A string, never an object or array. write, update: the value to cache as JSON text (an object, array, " +
-        "number, true/false or a quoted string); other text is cached as it is. At most 5 MB. append: a JSON " +
-        "array whose elements are added, or text to add to a text.",
+        "A string, never an object or array: the value as JSON text, e.g. '{\"from\":\"ana@example.com\"}', " +
+        "'[1,2]', '42'; other text is cached as it is. At most 5 MB. append: a JSON array of elements to add, " +
+        "or text to add to a text.",
     },
     description: {
       type: "string",
       maxLength: MAX_DESCRIPTION_CHARS,
       description:
         "write (required), update, append: what the item holds and how much, e.g. 'Summary of email 7/50: Ana " +
-        `re Q3 budget (120 words)'. You see this later instead of the data. At most ${MAX_DESCRIPTION_CHARS} characters.`,
+        `re Q3 budget (120 words)'. At most ${MAX_DESCRIPTION_CHARS} characters.`,
     },
     storageKey: {
       type: "string",
-      description: "read, append, update, delete: the item's key exactly as write, list or search showed it.",
+      description: "read, append, update, delete: the item's key, exactly as shown.",
     },
     pointer: {
       type: "string",
-      description:
-        "read: a JSON pointer to read only one part of the data, e.g. '/emails/3/subject'. append: the array or " +
-        "text inside the item to add to, e.g. '/summaries'; the whole item when absent.",
+      description: "read: a JSON pointer to one part, e.g. '/emails/3/subject'. append: the array or text inside the item.",
     },
     offset: {
       type: "integer",
       minimum: 0,
-      description:
-        "read: where a page starts: an element of an array, a member of an object or a character of a text, " +
-        "from 0. A read that doesn't return everything says which offset comes next.",
+      description: "read: where the page starts, as the previous page said.",
     },
     limit: {
       type: "integer",
       minimum: 1,
-      description:
-        `list, search: results per page, 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_LIST_LIMIT} items, ` +
-        `${DEFAULT_SEARCH_LIMIT} matches). read: the most elements, members or characters to return.`,
+      description: `list, search: results per page, at most ${MAX_PAGE_LIMIT}. read: the most elements, members or characters.`,
     },
     query: {
       type: "string",
-      description:
-        "list: only items whose description contains every one of these words. search (required): words to " +
-        "find in the cached data; each match gives its key, pointer and a snippet.",
+      description: "search (required): words to find in the data. list: words the description must contain.",
     },
     cursor: {
       type: "string",
-      description: "list, search: the cursor the previous page gave, to get the next page.",
+      description: "list, search: the previous page's cursor.",
     },
     customMetadata: {
       type: "string",
-      description:
-        "write, update: optional extra facts about the item as the JSON text of an object, e.g. " +
-        "'{\"source\":\"gmail\"}'; only read returns them.",
+      description: "write, update: optional extra facts as the JSON text of an object; only read returns them.",
     },
   },
   required: ["action"],
