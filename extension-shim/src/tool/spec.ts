@@ -114,7 +114,7 @@ export const STORAGE_TOOL_SPEC: ToolSpec = {
     limit: {
       type: "integer",
       minimum: 1,
-      description: `list, search: results per page, at most ${MAX_PAGE_LIMIT}. read: the most elements, members or characters.`,
+      description: `list, search: results per page, 1 to ${MAX_PAGE_LIMIT}. read: the most elements, members or characters.`,
     },
     query: {
       type: "string",
