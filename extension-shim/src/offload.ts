@@ -17,7 +17,7 @@
 
 import type { CacheBackend } from "./backend.js";
 import { CacheError, DataTooLargeError, QuotaExceededError } from "./errors.js";
-import { MAX_DESCRIPTION_CHARS, MAX_ITEM_BYTES, utf8Length, type CacheMetadata, type HelloResult } from "./protocol.js";
+import { isHighSurrogate, isLowSurrogate, MAX_DESCRIPTION_CHARS, MAX_ITEM_BYTES, utf8Length, type CacheMetadata, type HelloResult } from "./protocol.js";
 import { assertSessionId } from "./session-id.js";
 import { formatSize, itemLine } from "./tool/format.js";
 import { keyIdFor, shortKey } from "./tool/keys.js";
@@ -285,7 +285,7 @@ function splitString(text: string, maxBytes: number): Part[] {
   let characters = 0;
   for (let i = 0; i < text.length; characters++) {
     const unit = text.charCodeAt(i);
-    const pair = unit >= 0xd800 && unit <= 0xdbff && isLowSurrogate(text.charCodeAt(i + 1));
+    const pair = isHighSurrogate(unit) && isLowSurrogate(text.charCodeAt(i + 1));
     const bytes = pair ? 4 : jsonUnitBytes(unit);
     if (size + bytes > budget) {
       cuts.push([i, characters]);
@@ -313,10 +313,6 @@ function jsonUnitBytes(unit: number): number {
   if (unit < 0x800) return 2;
   if (unit >= 0xd800 && unit <= 0xdfff) return 6; // a lone surrogate, written as \uXXXX
   return 3;
-}
-
-function isLowSurrogate(unit: number): boolean {
-  return unit >= 0xdc00 && unit <= 0xdfff;
 }
 
 /** The JSON text of `value`, or undefined when JSON can't write it (a cycle, a BigInt, a throwing toJSON, a function). */
@@ -353,7 +349,7 @@ function reasonOf(error: unknown): string {
 /** The first `length` UTF-16 units of `text`, one shorter if that would split a surrogate pair. */
 function cutAt(text: string, length: number): string {
   const unit = text.charCodeAt(length - 1);
-  return text.slice(0, unit >= 0xd800 && unit <= 0xdbff ? length - 1 : length);
+  return text.slice(0, isHighSurrogate(unit) ? length - 1 : length);
 }
 
 /** A description on one line, at most `max` characters. Only its start is looked at, however long it is. */

@@ -15,7 +15,7 @@
 
 import { ProtocolClient, SharedAttempt, messageOf, resultOf, unwritableRequestError, type BackendKind } from "../backend.js";
 import { MessageTooLargeError, StorageUnavailableError } from "../errors.js";
-import { MAX_REQUEST_BYTES, utf8Length, type HelloResult, type Reply } from "../protocol.js";
+import { CONTROL_CHARACTER, MAX_REQUEST_BYTES, SURROGATE, utf8Length, type HelloResult, type Reply } from "../protocol.js";
 
 /** A protocol server in the extension: request text in, reply text out, as the host reads and writes them. */
 export interface ProtocolServer {
@@ -111,10 +111,6 @@ export class InProcessBackend extends ProtocolClient {
   }
 }
 
-/** A character that JSON.stringify writes as an escape: a quote, a backslash, a control character or a surrogate. */
-const CONTROL = /[\u0000-\u001f]/;
-const SURROGATE = /[\ud800-\udfff]/;
-
 /**
  * JSON.stringify(message), character for character, made faster for what requests carry: a long string. JSON.stringify
  * copies a string through its escaping at a few milliseconds a megabyte; a string with nothing to escape (no quote,
@@ -129,7 +125,7 @@ export function stringifyRequest(message: Record<string, unknown>): string {
   for (const key of Object.keys(message)) {
     const value = message[key];
     const name = JSON.stringify(key);
-    if (typeof value === "string" && !value.includes('"') && !value.includes("\\") && !CONTROL.test(value) && !SURROGATE.test(value)) {
+    if (typeof value === "string" && !value.includes('"') && !value.includes("\\") && !CONTROL_CHARACTER.test(value) && !SURROGATE.test(value)) {
       members.push(`${name}:"${value}"`);
       continue;
     }

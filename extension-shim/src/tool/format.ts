@@ -3,7 +3,7 @@
  * an item is one line, `key | size | age | shape | description`, and nothing is said twice.
  */
 
-import type { CacheMetadata, JsonValue, Slice } from "../protocol.js";
+import { isHighSurrogate, type CacheMetadata, type JsonValue, type Slice } from "../protocol.js";
 import { shortKey } from "./keys.js";
 
 /** Named once at the top of a list so that the lines themselves need no labels. */
@@ -60,10 +60,6 @@ export function echo(text: string, max = 80): string {
   if (text.length <= max) return oneLine(text);
   const end = isHighSurrogate(text.charCodeAt(max - 2)) ? max - 2 : max - 1;
   return `${oneLine(text.slice(0, end))}…`;
-}
-
-function isHighSurrogate(unit: number): boolean {
-  return unit >= 0xd800 && unit <= 0xdbff;
 }
 
 /**

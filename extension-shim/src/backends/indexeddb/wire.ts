@@ -8,7 +8,7 @@
  * JSON.stringify does for every string that is Unicode text).
  */
 
-import type { WireError } from "../../protocol.js";
+import { CONTROL_CHARACTER, type WireError } from "../../protocol.js";
 
 /** The error codes of PROTOCOL.md section 3.4. */
 export type ErrorCode =
@@ -195,9 +195,6 @@ export function replyText(id: string | undefined, outcome: Outcome): string {
   return `{"id":${idText},"ok":false,"error":${outcome.error.toJson()}}`;
 }
 
-/** Raw control characters, which a JSON string can't hold. */
-const CONTROL = /[\u0000-\u001f]/;
-
 /**
  * The reply `replyText` writes, as JSON.parse reads it, made faster for a spliced result: the rest of the result is
  * parsed with `null` in the value's place, and the value put there. A value that is a string with no escape (one
@@ -215,7 +212,7 @@ export function replyObject(id: string | undefined, outcome: Outcome): unknown {
   let holder = parsed;
   for (const name of path) holder = holder[name] as Record<string, unknown>;
   const text = result.value;
-  const plain = text.length >= 2 && text.startsWith('"') && text.indexOf('"', 1) === text.length - 1 && !text.includes("\\") && !CONTROL.test(text);
+  const plain = text.length >= 2 && text.startsWith('"') && text.indexOf('"', 1) === text.length - 1 && !text.includes("\\") && !CONTROL_CHARACTER.test(text);
   holder[member] = plain ? text.slice(1, -1) : (JSON.parse(text) as unknown);
   return { id: idValue, ok: true, result: parsed };
 }

@@ -7,6 +7,8 @@
  * that is valid JSON and answer `undefined` (or false) rather than throwing where it turns out not to be.
  */
 
+import { isHighSurrogate, isLowSurrogate, SURROGATE } from "../../../protocol.js";
+
 /** A range of the text: `[start, end)` in code units. */
 export type Range = readonly [start: number, end: number];
 
@@ -197,9 +199,6 @@ export function* charStarts(text: string, from = 0, to = text.length): Generator
 /** Below this many units, `charCount` walks the text without first asking whether it must. */
 const CHAR_COUNT_BY_HAND_UNITS = 256;
 
-/** A surrogate, for a native search of a text that may hold characters of two units. */
-const SURROGATE = /[\ud800-\udfff]/;
-
 /** How many characters the raw string contents `text[from..to)` hold: as many as `charStarts` visits. */
 export function charCount(text: string, from = 0, to = text.length): number {
   if (to - from >= CHAR_COUNT_BY_HAND_UNITS) {
@@ -265,13 +264,7 @@ export function scalarCount(text: string): number {
   return count;
 }
 
-export function isHighSurrogate(unit: number): boolean {
-  return unit >= 0xd800 && unit <= 0xdbff;
-}
-
-export function isLowSurrogate(unit: number): boolean {
-  return unit >= 0xdc00 && unit <= 0xdfff;
-}
+export { isHighSurrogate, isLowSurrogate };
 
 /**
  * The value of the four hex digits at `at` (all before `end`), or -1. Like the host's `u32::from_str_radix`, a
