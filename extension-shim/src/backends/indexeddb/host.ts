@@ -151,10 +151,7 @@ export class IdbHost {
    * (`stringifiedFields`). The reply is the same either way.
    */
   handleText(requestText: string, options: HandleOptions = {}): Promise<string> {
-    return new Promise((resolve) => {
-      this.#jobs.push({ text: requestText, stringified: options.stringified === true, resolve: ({ id, outcome }) => resolve(replyText(id, outcome)) });
-      void this.#drain();
-    });
+    return this.#enqueue(requestText, options.stringified === true, ({ id, outcome }) => replyText(id, outcome));
   }
 
   /**
@@ -163,16 +160,20 @@ export class IdbHost {
    * holds whole, such as a read's data (`replyObject`). For the in-process client, which would parse it.
    */
   handleParsed(requestText: string): Promise<unknown> {
+    return this.#enqueue(requestText, true, ({ id, outcome }) => {
+      try {
+        return replyObject(id, outcome);
+      } catch {
+        // Data that isn't JSON (a store edited by hand): no reply object, as JSON.parse of the reply's text gives none.
+        return undefined;
+      }
+    });
+  }
+
+  /** Queues a request; its reply is what `write` makes of its answer. */
+  #enqueue<T>(text: string, stringified: boolean, write: (answer: Answer) => T): Promise<T> {
     return new Promise((resolve) => {
-      const answer = ({ id, outcome }: Answer) => {
-        try {
-          resolve(replyObject(id, outcome));
-        } catch {
-          // Data that isn't JSON (a store edited by hand): no reply object, as JSON.parse of the reply's text gives none.
-          resolve(undefined);
-        }
-      };
-      this.#jobs.push({ text: requestText, stringified: true, resolve: answer });
+      this.#jobs.push({ text, stringified, resolve: (answer) => resolve(write(answer)) });
       void this.#drain();
     });
   }
@@ -245,8 +246,8 @@ export class IdbHost {
    * the changes queued right behind it, up to MAX_BATCH_CHANGES of them and MAX_BATCH_UNITS of request text: one
    * durable commit for all, where each would otherwise wait for its own (what a strict commit costs is most of a
    * small write's time). Each runs as it would alone, in order, seeing the ones before it; a refused one changes
-   * nothing (see `Change`), so the others go on; and every reply waits for the commit. If the commit fails, each of
-   * them gets that failure, and none of them was acknowledged.
+   * nothing (see `Change`), so the others go on; and every reply waits for the commit. If the commit fails, nothing
+   * was acknowledged, and each change runs again alone (`#commit`).
    */
   async #drain(): Promise<void> {
     if (this.#draining) return;
@@ -316,12 +317,16 @@ export class IdbHost {
     try {
       outcomes = await this.#inTransaction(changes, changes.length === 1);
     } catch (error) {
-      outcomes = changes.length === 1 ? [{ error: asHostError(error) }] : [];
-      for (const change of changes.length === 1 ? [] : changes) {
-        try {
-          outcomes.push(...(await this.#inTransaction([change], true)));
-        } catch (alone) {
-          outcomes.push({ error: asHostError(alone) });
+      if (changes.length === 1) {
+        outcomes = [{ error: asHostError(error) }];
+      } else {
+        outcomes = [];
+        for (const change of changes) {
+          try {
+            outcomes.push(...(await this.#inTransaction([change], true)));
+          } catch (alone) {
+            outcomes.push({ error: asHostError(alone) });
+          }
         }
       }
     }
