@@ -234,6 +234,9 @@ export async function storeTotal(tx: IDBTransaction): Promise<number> {
  * record and the store's total once rather than once a change. A change gets a copy of a record, and hands back
  * what it writes; a refused change hands back nothing, and so moves nothing.
  */
+/** A session's record, if it has one, and the store's running total. */
+export type SessionTotals = [session: SessionRecord | undefined, store: number];
+
 export class Totals {
   readonly #tx: IDBTransaction;
   readonly #sessions = new Map<string, Promise<SessionRecord | undefined>>();
@@ -243,8 +246,15 @@ export class Totals {
     this.#tx = tx;
   }
 
-  /** The session's record, if it has one (a copy, which the change may edit and then save with `putSession`). */
-  async session(sessionId: string): Promise<SessionRecord | undefined> {
+  /**
+   * The session's record, if it has one (a copy, which the change may edit and then save with `putSession`), and
+   * the store's running total (which it moves with `moveStore`), read together with whatever else the change reads.
+   */
+  of(sessionId: string): Promise<SessionTotals> {
+    return Promise.all([this.#session(sessionId), this.#storeTotal()]);
+  }
+
+  async #session(sessionId: string): Promise<SessionRecord | undefined> {
     let read = this.#sessions.get(sessionId);
     if (read === undefined) {
       read = request(this.#tx.objectStore(SESSIONS).get(sessionId)) as Promise<SessionRecord | undefined>;
@@ -254,8 +264,7 @@ export class Totals {
     return record === undefined ? undefined : { ...record };
   }
 
-  /** The store's running total. */
-  store(): Promise<number> {
+  #storeTotal(): Promise<number> {
     return (this.#store ??= storeTotal(this.#tx));
   }
 

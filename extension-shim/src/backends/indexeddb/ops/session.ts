@@ -44,10 +44,9 @@ export function parseDelete(fields: Fields): Delete {
 export function deleteItem(ctx: Context, cmd: Delete): Change {
   return async ({ tx, totals }) => {
     const items = tx.objectStore(ITEMS);
-    const [item, record, total] = await Promise.all([
+    const [item, [record, total]] = await Promise.all([
       request(items.get(cmd.storageKey)) as Promise<ItemRecord | undefined>,
-      totals.session(cmd.sessionId),
-      totals.store(),
+      totals.of(cmd.sessionId),
     ]);
     if (item === undefined) throw HostError.itemNotFound(cmd.storageKey);
     const freed = quotaOf(item);
@@ -135,7 +134,7 @@ const REMOVE_PAGE_ITEMS = 100;
 async function removeSession(tx: IDBTransaction, sessionId: string): Promise<{ items: number; bytes: number }> {
   const [items, sessions] = [tx.objectStore(ITEMS), tx.objectStore(SESSIONS)];
   const totals = new Totals(tx);
-  const [record, total] = await Promise.all([totals.session(sessionId), totals.store()]);
+  const [record, total] = await totals.of(sessionId);
   if (record !== undefined) totals.moveStore(total, -record.totalSize);
   let [count, bytes] = [0, 0];
   const range = keysOf(sessionId);

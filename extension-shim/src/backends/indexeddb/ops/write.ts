@@ -14,7 +14,7 @@ import {
   newSession,
   request,
   type ItemRecord,
-  type SessionRecord,
+  type SessionTotals,
 } from "../db.js";
 import { checkShortId, generateId, shape, storageKey, utf8Length } from "../json/index.js";
 import { jsonTypeName, optionalString, type Fields } from "../request.js";
@@ -74,7 +74,7 @@ export function write(ctx: Context, cmd: Write): Change {
     // A generated key in a batch is assumed free (see Batch.alone), and the item added rather than put.
     const fresh = !alone && (cmd.taskId === undefined || cmd.turnId === undefined);
     const lookup = (key: string) => (fresh ? Promise.resolve(undefined) : (request(items.get(key)) as Promise<ItemRecord | undefined>));
-    const [[key, previous], stored, total] = await Promise.all([chooseKey(ctx, cmd, lookup), totals.session(cmd.sessionId), totals.store()]);
+    const [[key, previous], [stored, total]] = await Promise.all([chooseKey(ctx, cmd, lookup), totals.of(cmd.sessionId)]);
     const record = stored ?? newSession(cmd.sessionId, now);
     const item: ItemRecord = {
       sessionId: cmd.sessionId,
@@ -159,7 +159,7 @@ export function update(ctx: Context, cmd: Update): Change {
     const now = ctx.now();
     const [previous, totals] = await Promise.all([
       request(batch.tx.objectStore(ITEMS).get(cmd.storageKey)) as Promise<ItemRecord | undefined>,
-      totalsOf(batch, cmd.sessionId),
+      batch.totals.of(cmd.sessionId),
     ]);
     if (previous === undefined) throw HostError.itemNotFound(cmd.storageKey);
     const item: ItemRecord = {
@@ -208,7 +208,7 @@ export function append(ctx: Context, cmd: Append): Change {
     const [previous, stored, totals] = await Promise.all([
       request(batch.tx.objectStore(ITEMS).get(cmd.storageKey)) as Promise<ItemRecord | undefined>,
       request(batch.tx.objectStore(DATA).get(cmd.storageKey)) as Promise<string | undefined>,
-      totalsOf(batch, cmd.sessionId),
+      batch.totals.of(cmd.sessionId),
     ]);
     if (previous === undefined) throw HostError.itemNotFound(cmd.storageKey);
     if (stored === undefined) throw HostError.corrupted(cmd.storageKey, "its data is missing");
@@ -262,13 +262,6 @@ function spliced(cmd: Append, text: string): string {
   const comma = found === "[" && end - start > 2 && inner !== "";
   return `${text.slice(0, end - 1)}${comma ? "," : ""}${inner}${text.slice(end - 1)}`;
 }
-
-/** The session's record (if it has one) and the store's total, read with whatever else the op reads at once. */
-function totalsOf(batch: Batch, sessionId: string): Promise<SessionTotals> {
-  return Promise.all([batch.totals.session(sessionId), batch.totals.store()]);
-}
-
-type SessionTotals = [session: SessionRecord | undefined, store: number];
 
 /**
  * Replaces the existing item `previous` by `item` (and its data, when the data changes) in the batch's transaction,
