@@ -93,6 +93,27 @@ describe("changes sent together", () => {
   });
 });
 
+describe("a request JSON.stringify wrote (the in-process client's)", () => {
+  it("is read in one pass however deep its data, and answered as the full reading answers it", async () => {
+    const DEEP = 1_000_000;
+    const host = () => new IdbHost({ indexedDB: new IDBFactory(), now: () => 1_800_000_000_000, random: (bytes) => bytes.fill(1) });
+    // The objects' 6 MB is over the item limit: walked whole all the same, to be refused for its size.
+    const requests: Array<[string, RegExp]> = [
+      [`{"id":1,"op":"write","sessionId":"conv_deep","data":${"[".repeat(DEEP)}${"]".repeat(DEEP)},"description":"deep"}`, /"ok":true/],
+      [`{"id":2,"op":"write","sessionId":"conv_deep","data":${'{"a":'.repeat(DEEP)}1${"}".repeat(DEEP)},"description":"deep"}`, /"DataTooLargeError","message":"data is 6000001 bytes/],
+      ['{"id":3,"op":"list","sessionId":"conv_deep"}', /"ok":true.*array\[1\] of array/],
+    ];
+    const [fast, full] = [host(), host()];
+    for (const [text, expected] of requests) {
+      const reply = await fast.handleText(text, { stringified: true });
+      assert.equal(reply, await full.handleText(text));
+      assert.match(reply, expected);
+    }
+    fast.close();
+    full.close();
+  });
+});
+
 describe("a batch that fails", () => {
   it("runs its changes again one by one: a generated key drawn twice in one batch is drawn again, nothing lost", async () => {
     // Each id drawn takes one fill of the random bytes: the first write draws x (task and turn), the two after it
