@@ -14,9 +14,9 @@ import { describe, it } from "node:test";
 import { IDBFactory } from "fake-indexeddb";
 import { InProcessBackend } from "../src/backends/in-process.js";
 import { IdbHost, storeQuotaFrom, type StorageEstimate } from "../src/backends/indexeddb/host.js";
-import { COUNTERS, SESSIONS, STORE_TOTAL } from "../src/backends/indexeddb/db.js";
+import { COUNTERS, SESSIONS, STORE_TOTAL } from "../src/backends/indexeddb/store.js";
 import { ItemNotFoundError, QuotaExceededError } from "../src/errors.js";
-import { IDB_HOST_VERSION } from "../src/backends/indexeddb/ops/hello.js";
+import { IDB_HOST_VERSION } from "../src/backends/indexeddb/cmd/hello.js";
 import { ID_ALPHABET } from "../src/backends/indexeddb/json/index.js";
 import { MAX_ITEM_BYTES, ORPHAN_AFTER_MS, SESSION_QUOTA_BYTES, STORE_QUOTA_BYTES, TOUCH_GRANULARITY_MS } from "../src/protocol.js";
 

@@ -7,27 +7,27 @@
  * # Layout
  * - host.ts (this file): the request's way through: size, parse, id, op; one request at a time, in order, except
  *   that changes queued together share one transaction and its one durable commit (`#drain`).
- * - request.ts: the request's fields read as the host reads them (serde_json's rules, its error texts).
- * - wire.ts: error replies and the text of replies.
- * - db.ts: the database's schema, records and transactions.
- * - ops/: one file per group of ops: hello, write (write, update, append), read (read, several items),
+ * - message.ts: the request's fields read as the host reads them (serde_json's rules, its error texts).
+ * - error.ts: error replies and the text of replies.
+ * - store.ts: the database's schema, records and transactions.
+ * - cmd/: one file per group of ops: hello, write (write, update, append), read (read, several items),
  *   list (list, search), session (delete, endSession, stats, orphans), sessions (the extension's sessions);
- *   ops/common.ts has what they share.
+ *   cmd/mod.ts has what they share.
  * - json/: the TypeScript twin of the host's walks over JSON text.
  */
 
 import { MAX_REQUEST_BYTES, OVERSIZED_HEAD_BYTES, STORE_QUOTA_BYTES } from "../../protocol.js";
-import { DATABASE_NAME, ITEM_STORES, openDatabase, Totals, transact } from "./db.js";
+import { DATABASE_NAME, ITEM_STORES, openDatabase, Totals, transact } from "./store.js";
 import { utf8Length } from "./json/index.js";
-import { idError, idInHead, parseFields, recoverId, requiredString, stringifiedFields, usableId, type Fields } from "./request.js";
-import type { Change, Context } from "./ops/common.js";
-import { helloJson, OPS, parseHello } from "./ops/hello.js";
-import { list, parseList, parseSearch, search } from "./ops/list.js";
-import { parseRead, parseReadMany, read, readMany } from "./ops/read.js";
-import { deleteItem, endSession, parseDelete, parseSessionOp, removeOrphans, stats } from "./ops/session.js";
-import { parseSessions, sessions } from "./ops/sessions.js";
-import { append, parseAppend, parseUpdate, parseWrite, update, write } from "./ops/write.js";
-import { HostError, replyObject, replyText, type Outcome, type ResultText } from "./wire.js";
+import { idError, idInHead, parseFields, recoverId, requiredString, stringifiedFields, usableId, type Fields } from "./message.js";
+import type { Change, Context } from "./cmd/mod.js";
+import { helloJson, OPS, parseHello } from "./cmd/hello.js";
+import { list, parseList, parseSearch, search } from "./cmd/list.js";
+import { parseRead, parseReadMany, read, readMany } from "./cmd/read.js";
+import { deleteItem, endSession, parseDelete, parseSessionOp, removeOrphans, stats } from "./cmd/session.js";
+import { parseSessions, sessions } from "./cmd/sessions.js";
+import { append, parseAppend, parseUpdate, parseWrite, update, write } from "./cmd/write.js";
+import { HostError, replyObject, replyText, type Outcome, type ResultText } from "./error.js";
 
 export interface IdbHostOptions {
   /** The IndexedDB to use; the global `indexedDB` when left out. */

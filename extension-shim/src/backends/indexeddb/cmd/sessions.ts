@@ -5,11 +5,11 @@
  */
 
 import { LIST_DEFAULT_LIMIT, MAX_LIST_LIMIT } from "../../../protocol.js";
-import { each, SESSIONS, transact, type SessionRecord } from "../db.js";
+import { each, SESSIONS, transact, type SessionRecord } from "../store.js";
 import { checkSessionId } from "../json/index.js";
-import { optionalString, type Fields } from "../request.js";
-import { HostError, quote, quoteOrNull } from "../wire.js";
-import type { Context } from "./common.js";
+import { optionalString, type Fields } from "../message.js";
+import { HostError, quote, quoteOrNull } from "../error.js";
+import type { Context } from "./mod.js";
 import { limitOf } from "./list.js";
 
 /** A parsed `sessions`. */

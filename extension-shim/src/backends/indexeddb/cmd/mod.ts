@@ -11,7 +11,7 @@ import {
   SESSION_QUOTA_BYTES,
   TOUCH_GRANULARITY_MS,
 } from "../../../protocol.js";
-import { request, SESSIONS, transact, type ItemRecord, type SessionRecord, type Totals } from "../db.js";
+import { request, SESSIONS, transact, type ItemRecord, type SessionRecord, type Totals } from "../store.js";
 import {
   checkPointer,
   checkSessionId,
@@ -25,8 +25,8 @@ import {
   utf8Length,
   type Range,
 } from "../json/index.js";
-import { jsonTypeName, optionalString, requiredString, type Fields } from "../request.js";
-import { HostError, quote } from "../wire.js";
+import { jsonTypeName, optionalString, requiredString, type Fields } from "../message.js";
+import { HostError, quote } from "../error.js";
 
 /** What every op runs against. */
 export interface Context {

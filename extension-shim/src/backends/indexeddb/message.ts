@@ -12,7 +12,7 @@
 
 import { MAX_ID_BYTES } from "../../protocol.js";
 import { decodeString, FlagStack, members, skipSpace, utf8Length } from "./json/index.js";
-import { Digits, HostError } from "./wire.js";
+import { Digits, HostError } from "./error.js";
 
 /** The protocol's request fields, as serde names them (`rename_all = "camelCase"`), in the host's order. */
 export const FIELD_NAMES = [

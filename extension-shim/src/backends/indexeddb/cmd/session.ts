@@ -23,10 +23,10 @@ import {
   transact,
   type ItemRecord,
   type SessionRecord,
-} from "../db.js";
-import type { Fields } from "../request.js";
-import { HostError, numberOrNull, quote } from "../wire.js";
-import { quotaOf, sessionIdOf, storageKeyIn, type Change, type Context } from "./common.js";
+} from "../store.js";
+import type { Fields } from "../message.js";
+import { HostError, numberOrNull, quote } from "../error.js";
+import { quotaOf, sessionIdOf, storageKeyIn, type Change, type Context } from "./mod.js";
 
 /** A parsed `delete`. */
 export interface Delete {

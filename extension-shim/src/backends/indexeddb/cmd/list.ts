@@ -5,11 +5,11 @@
  */
 
 import { LIST_DEFAULT_LIMIT, SEARCH_DEFAULT_LIMIT, MAX_LIST_LIMIT, MAX_SEARCH_LIMIT } from "../../../protocol.js";
-import { BY_SESSION_TIME, DATA, each, ITEMS, keysOf, request, SESSIONS, sessionItems, transact, type ItemRecord, type SessionRecord } from "../db.js";
+import { BY_SESSION_TIME, DATA, each, ITEMS, keysOf, request, SESSIONS, sessionItems, transact, type ItemRecord, type SessionRecord } from "../store.js";
 import { checkShortId, findIn, isRuleError, parseStorageKey, Query } from "../json/index.js";
-import { echo, optionalCount, optionalString, requiredString, type Fields } from "../request.js";
-import { HostError, quote, quoteOrNull } from "../wire.js";
-import { metadataJson, queryOf, quotaOf, sessionIdOf, touch, type Context } from "./common.js";
+import { echo, optionalCount, optionalString, requiredString, type Fields } from "../message.js";
+import { HostError, quote, quoteOrNull } from "../error.js";
+import { metadataJson, queryOf, quotaOf, sessionIdOf, touch, type Context } from "./mod.js";
 
 /** A parsed `list`. */
 export interface List {

@@ -16,8 +16,8 @@ import {
   SESSION_QUOTA_BYTES,
 } from "../../../protocol.js";
 import { decodeString, elements } from "../json/index.js";
-import type { Fields } from "../request.js";
-import { HostError, quote } from "../wire.js";
+import type { Fields } from "../message.js";
+import { HostError, quote } from "../error.js";
 
 /** Every op's name, in the order of PROTOCOL.md section 4. */
 export const OPS = ["hello", "write", "read", "list", "update", "delete", "endSession", "stats", "append", "search", "sessions"] as const;

@@ -15,10 +15,10 @@ import {
   request,
   type ItemRecord,
   type SessionTotals,
-} from "../db.js";
+} from "../store.js";
 import { checkShortId, generateId, shape, storageKey, utf8Length } from "../json/index.js";
-import { jsonTypeName, optionalString, type Fields } from "../request.js";
-import { HostError } from "../wire.js";
+import { jsonTypeName, optionalString, type Fields } from "../message.js";
+import { HostError } from "../error.js";
 import {
   atPointer,
   checkQuota,
@@ -35,7 +35,7 @@ import {
   type Batch,
   type Change,
   type Context,
-} from "./common.js";
+} from "./mod.js";
 
 /** A parsed `write`. */
 export interface Write {
