@@ -10,9 +10,9 @@
  * - message.ts: the request's fields read as the host reads them (serde_json's rules, its error texts).
  * - error.ts: error replies and the text of replies.
  * - store.ts: the database's schema, records and transactions.
- * - cmd/: one file per group of ops: hello, write (write, update, append), read (read, several items),
- *   list (list, search), session (delete, endSession, stats, orphans), sessions (the extension's sessions);
+ * - cmd/: one file per op, each named as the host's file for it in `src/cmd/` (read.ts reads one item or several);
  *   cmd/mod.ts has what they share.
+ * - cleanup.ts: removing a session's items (for `endSession`), and the sweep of sessions idle for 24 hours.
  * - json/: the TypeScript twin of the host's walks over JSON text.
  */
 
@@ -20,13 +20,19 @@ import { MAX_REQUEST_BYTES, OVERSIZED_HEAD_BYTES, STORE_QUOTA_BYTES } from "../.
 import { DATABASE_NAME, ITEM_STORES, openDatabase, Totals, transact } from "./store.js";
 import { utf8Length } from "./json/index.js";
 import { idError, idInHead, parseFields, recoverId, requiredString, stringifiedFields, usableId, type Fields } from "./message.js";
-import type { Change, Context } from "./cmd/mod.js";
-import { helloJson, OPS, parseHello } from "./cmd/hello.js";
-import { list, parseList, parseSearch, search } from "./cmd/list.js";
+import { OPS, parseSessionOp, type Change, type Context } from "./cmd/mod.js";
+import { helloJson, parseHello } from "./cmd/hello.js";
+import { list, parseList } from "./cmd/list.js";
 import { parseRead, parseReadMany, read, readMany } from "./cmd/read.js";
-import { deleteItem, endSession, parseDelete, parseSessionOp, removeOrphans, stats } from "./cmd/session.js";
+import { parseSearch, search } from "./cmd/search.js";
+import { deleteItem, parseDelete } from "./cmd/delete.js";
+import { endSession } from "./cmd/end_session.js";
+import { stats } from "./cmd/stats.js";
 import { parseSessions, sessions } from "./cmd/sessions.js";
-import { append, parseAppend, parseUpdate, parseWrite, update, write } from "./cmd/write.js";
+import { parseWrite, write } from "./cmd/write.js";
+import { parseUpdate, update } from "./cmd/update.js";
+import { append, parseAppend } from "./cmd/append.js";
+import { removeOrphans } from "./cleanup.js";
 import { HostError, replyObject, replyText, type Outcome, type ResultText } from "./error.js";
 
 export interface IdbHostOptions {

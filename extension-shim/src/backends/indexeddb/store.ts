@@ -20,6 +20,8 @@
  * origins apart in its keys.
  */
 
+import { utf8Length } from "./json/index.js";
+
 /** The database's name, unless the owner chooses another (tests and the conformance runner do). */
 export const DATABASE_NAME = "llm-cache";
 
@@ -63,10 +65,15 @@ export interface ItemRecord {
   customMetadata?: string;
 }
 
+/** The bytes an item takes from its session's quota: data and customMetadata (PROTOCOL.md section 5.7). */
+export function quotaOf(item: ItemRecord): number {
+  return item.dataSize + (item.customMetadata === undefined ? 0 : utf8Length(item.customMetadata));
+}
+
 /** A session's running totals, as `sessions` keeps them. */
 export interface SessionRecord {
   sessionId: string;
-  /** The sum over its items of `quotaBytes`; the quota bounds it. */
+  /** The sum over its items of `quotaOf`; the quota bounds it. */
   totalSize: number;
   /** How many items it holds; a record with none is removed. */
   itemCount: number;
@@ -228,15 +235,15 @@ export async function storeTotal(tx: IDBTransaction): Promise<number> {
   return ((await request(tx.objectStore(COUNTERS).get(STORE_TOTAL))) as number | undefined) ?? 0;
 }
 
+/** A session's record, if it has one, and the store's running total. */
+export type SessionTotals = [session: SessionRecord | undefined, store: number];
+
 /**
  * The session records and the store's running total as the changes of one transaction see them: each read from the
  * database once, then kept here as the changes move them, so that a batch of changes (host.ts) reads a session's
  * record and the store's total once rather than once a change. A change gets a copy of a record, and hands back
  * what it writes; a refused change hands back nothing, and so moves nothing.
  */
-/** A session's record, if it has one, and the store's running total. */
-export type SessionTotals = [session: SessionRecord | undefined, store: number];
-
 export class Totals {
   readonly #tx: IDBTransaction;
   readonly #sessions = new Map<string, Promise<SessionRecord | undefined>>();

@@ -18,9 +18,7 @@ import {
 import { decodeString, elements } from "../json/index.js";
 import type { Fields } from "../message.js";
 import { HostError, quote } from "../error.js";
-
-/** Every op's name, in the order of PROTOCOL.md section 4. */
-export const OPS = ["hello", "write", "read", "list", "update", "delete", "endSession", "stats", "append", "search", "sessions"] as const;
+import { OPS } from "./mod.js";
 
 /**
  * The version `hello` reports as `hostVersion`: the shim's own (its package.json's), since the shim is what

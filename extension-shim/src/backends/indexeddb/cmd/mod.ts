@@ -1,6 +1,8 @@
 /**
- * What the ops share: the context they run against, the readers of fields that several ops take, the quota
- * check, and items' metadata as replies show it. The twin of the host's `src/cmd/mod.rs`.
+ * The protocol's operations, one file each (cmd/hello.ts to cmd/sessions.ts, named as the host's `src/cmd/` files
+ * are), and what they share: the ops' names, the context they run against, the readers of fields that several ops
+ * take, the quota checks, the replacing of an item, and items' metadata as replies show it. The twin of the host's
+ * `src/cmd/mod.rs`.
  */
 
 import {
@@ -11,7 +13,7 @@ import {
   SESSION_QUOTA_BYTES,
   TOUCH_GRANULARITY_MS,
 } from "../../../protocol.js";
-import { request, SESSIONS, transact, type ItemRecord, type SessionRecord, type Totals } from "../store.js";
+import { DATA, ITEMS, newSession, quotaOf, request, SESSIONS, transact, type ItemRecord, type SessionRecord, type SessionTotals, type Totals } from "../store.js";
 import {
   checkPointer,
   checkSessionId,
@@ -25,8 +27,11 @@ import {
   utf8Length,
   type Range,
 } from "../json/index.js";
-import { jsonTypeName, optionalString, requiredString, type Fields } from "../message.js";
+import { echo, jsonTypeName, optionalCount, optionalString, requiredString, type Fields } from "../message.js";
 import { HostError, quote } from "../error.js";
+
+/** Every op's name, in the order of PROTOCOL.md section 4. */
+export const OPS = ["hello", "write", "read", "list", "update", "delete", "endSession", "stats", "append", "search", "sessions"] as const;
 
 /** What every op runs against. */
 export interface Context {
@@ -199,11 +204,6 @@ export function customMetadataOf(raw: string | undefined): string | undefined {
   return compact;
 }
 
-/** The bytes an item takes from its session's quota: data and customMetadata (PROTOCOL.md section 5.7). */
-export function quotaOf(item: ItemRecord): number {
-  return item.dataSize + (item.customMetadata === undefined ? 0 : utf8Length(item.customMetadata));
-}
-
 /**
  * The session total after replacing `freed` bytes by `requested` bytes, if it is within the quota.
  *
@@ -275,4 +275,52 @@ export async function touch(ctx: Context, db: IDBDatabase, sessionId: string, la
     record.lastAccessedAt = Math.max(record.lastAccessedAt, now);
     await request(sessions.put(record));
   });
+}
+
+/**
+ * Replaces the existing item `previous` by `item` (and its data, when the data changes) in the batch's transaction,
+ * whose session and store held `totals`: the quotas (the session's, and the store-wide limit) are checked against
+ * the totals without the old item, and the session's totals, the store's and the last access move with it.
+ */
+export function replaceItem(batch: Batch, previous: ItemRecord, item: ItemRecord, data: string | undefined, totals: SessionTotals): string {
+  const [stored, total] = totals;
+  const record = stored ?? newSession(item.sessionId, item.timestamp);
+  const before = record.totalSize;
+  record.totalSize = checkQuota(record.totalSize, quotaOf(previous), quotaOf(item));
+  checkStoreQuota(total, quotaOf(previous), quotaOf(item), batch.limit);
+  batch.totals.moveStore(total, record.totalSize - before);
+  record.lastAccessedAt = item.timestamp;
+  batch.tx.objectStore(ITEMS).put(item);
+  if (data !== undefined) batch.tx.objectStore(DATA).put(data, item.storageKey);
+  batch.totals.putSession(record);
+  return metadataJson(item);
+}
+
+/** A page size: `fallback` when absent, else 1 to `max` (`list`'s, `search`'s and `sessions`'). */
+export function limitOf(fields: Fields, fallback: number, max: number): number {
+  const limit = optionalCount(fields.limit, "limit");
+  if (limit === undefined) return fallback;
+  if (limit.value >= 1 && limit.value <= max) return limit.value;
+  throw HostError.invalidField("limit", `an integer from 1 to ${max}`, echo(limit));
+}
+
+/** Whether a cursor's key is a storage key of `sessionId`. */
+export function inSession(storageKey: string, sessionId: string): boolean {
+  const parts = parseStorageKey(storageKey);
+  return !isRuleError(parts) && parts.sessionId === sessionId;
+}
+
+/**
+ * A number as Rust's `str::parse::<u64>` reads it (an optional `+`, then decimal digits, at most 2^64 - 1), or
+ * undefined. Values past 2^53 are rounded, which no timestamp or match count comes near.
+ */
+export function rustU64(text: string): number | undefined {
+  if (!/^\+?[0-9]+$/.test(text)) return undefined;
+  const value = BigInt(text);
+  return value < 2n ** 64n ? Number(value) : undefined;
+}
+
+/** Checks the session id of `endSession` or `stats`. */
+export function parseSessionOp(fields: Fields): string {
+  return sessionIdOf(fields);
 }

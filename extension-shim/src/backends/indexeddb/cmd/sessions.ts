@@ -9,8 +9,7 @@ import { each, SESSIONS, transact, type SessionRecord } from "../store.js";
 import { checkSessionId } from "../json/index.js";
 import { optionalString, type Fields } from "../message.js";
 import { HostError, quote, quoteOrNull } from "../error.js";
-import type { Context } from "./mod.js";
-import { limitOf } from "./list.js";
+import { limitOf, type Context } from "./mod.js";
 
 /** A parsed `sessions`. */
 export interface Sessions {

@@ -1,0 +1,67 @@
+/**
+ * Removing sessions: on `endSession`, and for sessions nobody touched for 24 hours (the orphan sweep). The twin of
+ * the host's `src/cleanup.rs`.
+ *
+ * The host ends a session in batches, behind a durable record that a crashed host's successor finishes. Here a
+ * session ends in one transaction, which IndexedDB applies whole or not at all, so there is nothing to finish.
+ */
+
+import { ORPHAN_AFTER_MS } from "../../protocol.js";
+import { BY_LAST_ACCESS, DATA, each, ITEM_STORES, ITEMS, keysOf, quotaOf, request, SESSIONS, Totals, transact, type ItemRecord, type SessionRecord } from "./store.js";
+import type { Context } from "./cmd/mod.js";
+
+/**
+ * Removes the sessions nobody touched for 24 hours: items and record. Each session is looked at again inside the
+ * transaction that removes it, so one used in the meantime (by another context of the extension) survives.
+ * Returns how many sessions it removed.
+ */
+export async function removeOrphans(ctx: Context): Promise<number> {
+  const db = await ctx.db();
+  const cutoff = ctx.now() - ORPHAN_AFTER_MS;
+  const idle: string[] = [];
+  await transact(db, [SESSIONS], "readonly", (tx) =>
+    each(tx.objectStore(SESSIONS).index(BY_LAST_ACCESS).openKeyCursor(IDBKeyRange.upperBound(cutoff)), (cursor) => {
+      idle.push(String(cursor.primaryKey));
+    }),
+  );
+  let removed = 0;
+  for (const sessionId of idle) {
+    const gone = await transact(db, ITEM_STORES, "readwrite", async (tx) => {
+      const record = (await request(tx.objectStore(SESSIONS).get(sessionId))) as SessionRecord | undefined;
+      if (record === undefined || record.lastAccessedAt > cutoff) return false;
+      await removeSession(tx, sessionId);
+      return true;
+    });
+    if (gone) removed++;
+  }
+  return removed;
+}
+
+/** How many items' metadata `removeSession` reads in one request: a round trip per page, and at most 100 customMetadata of 64 KiB held. */
+const REMOVE_PAGE_ITEMS = 100;
+
+/**
+ * Deletes a session's items, their data and its record in the transaction `tx`, and takes the record's total from the
+ * store's; what it removed. The items' metadata is read a page at a time, for their count and sizes; the deletes
+ * are one request per store, by the session's key range.
+ */
+export async function removeSession(tx: IDBTransaction, sessionId: string): Promise<{ items: number; bytes: number }> {
+  const [items, sessions] = [tx.objectStore(ITEMS), tx.objectStore(SESSIONS)];
+  const totals = new Totals(tx);
+  const [record, total] = await totals.of(sessionId);
+  if (record !== undefined) totals.moveStore(total, -record.totalSize);
+  let [count, bytes] = [0, 0];
+  const range = keysOf(sessionId);
+  for (let page = range; ; ) {
+    const found = (await request(items.getAll(page, REMOVE_PAGE_ITEMS))) as ItemRecord[];
+    for (const item of found) bytes += quotaOf(item);
+    count += found.length;
+    const last = found.at(-1);
+    if (found.length < REMOVE_PAGE_ITEMS || last === undefined) break;
+    page = IDBKeyRange.bound(last.storageKey, range.upper, true, false);
+  }
+  items.delete(range);
+  tx.objectStore(DATA).delete(range);
+  sessions.delete(sessionId);
+  return { items: count, bytes };
+}

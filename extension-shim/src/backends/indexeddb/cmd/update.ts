@@ -1,0 +1,61 @@
+/**
+ * `update`: changes an existing item's data, description or custom metadata, keeping its key. The twin of the
+ * host's `src/cmd/update.rs`.
+ *
+ * One read-write transaction over the item, its data, its session's totals and the store's checks the session quota
+ * and the store-wide quota against the totals without the old item, and then writes, or throws and so changes nothing.
+ */
+
+import { ITEMS, request, type ItemRecord } from "../store.js";
+import { shape, utf8Length } from "../json/index.js";
+import type { Fields } from "../message.js";
+import { HostError } from "../error.js";
+import { customMetadataOf, dataOf, descriptionOf, replaceItem, sessionIdOf, storageKeyIn, type Change, type Context } from "./mod.js";
+
+/** A parsed `update`: at least one of the three changes. */
+export interface Update {
+  sessionId: string;
+  storageKey: string;
+  data: string | undefined;
+  description: string | undefined;
+  customMetadata: string | undefined;
+}
+
+/** Checks the key and whichever changes are given. */
+export function parseUpdate(fields: Fields): Update {
+  const sessionId = sessionIdOf(fields);
+  const key = storageKeyIn(fields.storageKey, sessionId);
+  if (fields.data === undefined && fields.description === undefined && fields.customMetadata === undefined) {
+    throw new HostError("InvalidRequestError", "update changes nothing", "send at least one of `data`, `description` and `customMetadata`")
+      .expected("at least one of data, description, customMetadata")
+      .actual("none of them");
+  }
+  return {
+    sessionId,
+    storageKey: key,
+    data: fields.data === undefined ? undefined : dataOf(fields.data),
+    description: fields.description === undefined ? undefined : descriptionOf(fields.description),
+    customMetadata: customMetadataOf(fields.customMetadata),
+  };
+}
+
+/** Rewrites the item with a new timestamp, checking the quota in the same transaction. */
+export function update(ctx: Context, cmd: Update): Change {
+  return async (batch) => {
+    const now = ctx.now();
+    const [previous, totals] = await Promise.all([
+      request(batch.tx.objectStore(ITEMS).get(cmd.storageKey)) as Promise<ItemRecord | undefined>,
+      batch.totals.of(cmd.sessionId),
+    ]);
+    if (previous === undefined) throw HostError.itemNotFound(cmd.storageKey);
+    const item: ItemRecord = {
+      ...previous,
+      description: cmd.description ?? previous.description,
+      timestamp: now,
+      dataSize: cmd.data === undefined ? previous.dataSize : utf8Length(cmd.data),
+      shape: cmd.data === undefined ? previous.shape : shape(cmd.data),
+    };
+    if (cmd.customMetadata !== undefined) item.customMetadata = cmd.customMetadata;
+    return replaceItem(batch, previous, item, cmd.data, totals);
+  };
+}
