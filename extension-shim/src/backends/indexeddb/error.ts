@@ -1,14 +1,12 @@
 /**
- * The error replies of the IndexedDB host and the JSON text of every reply: the twin of the host's `src/error.rs`
- * and of the reply half of `src/message.rs`.
+ * The one error that becomes an error reply, and the JSON text of its body: the twin of the host's `src/error.rs`.
  *
- * Replies are written as text, piece by piece, in the host's key order, because serde writes them that way and
- * answers must match the host's byte for byte: stored data and customMetadata go in as the text they were stored
- * as, request ids as the client spelled them, and strings escaped as serde_json escapes them (which is what
- * JSON.stringify does for every string that is Unicode text).
+ * An error body is written as text in the host's key order, because serde writes it that way and answers must match
+ * the host's byte for byte: strings escaped as serde_json escapes them (which is what JSON.stringify does for every
+ * string that is Unicode text), numbers the request gave as their digits.
  */
 
-import { CONTROL_CHARACTER, type WireError } from "../../protocol.js";
+import type { WireError } from "../../protocol.js";
 
 /** The error codes of PROTOCOL.md section 3.4. */
 export type ErrorCode =
@@ -161,58 +159,21 @@ export function numberOrNull(value: number | null | undefined): string {
   return value === null || value === undefined ? "null" : String(value);
 }
 
-/**
- * A result's JSON text in three parts, the middle one a value the result holds whole (a read's data, at the member
- * `path`): its text is `before + value + after`, `before` ending with the member's name and colon. Kept apart so
- * that `replyObject` can take the value without parsing it again; everything else uses its text.
- */
-export class Spliced {
-  constructor(
-    readonly before: string,
-    readonly path: readonly [string, ...string[]],
-    readonly value: string,
-    readonly after: string,
-  ) {}
-
-  toString(): string {
-    return this.before + this.value + this.after;
+/** The name of a JSON value's type, for the `actual` of a mistyped field; it never echoes the value. */
+export function jsonTypeName(raw: string): string {
+  switch (raw.replace(/^\p{White_Space}+/u, "").charAt(0)) {
+    case '"':
+      return "a string";
+    case "{":
+      return "an object";
+    case "[":
+      return "an array";
+    case "t":
+    case "f":
+      return "a boolean";
+    case "n":
+      return "null";
+    default:
+      return "a number";
   }
-}
-
-/** A result's JSON text, whole or spliced. */
-export type ResultText = string | Spliced;
-
-/** What an op came to: its result's JSON text, or its error. */
-export type Outcome = { result: ResultText } | { error: HostError };
-
-/**
- * The JSON text of a reply to the request whose id is `id` (its JSON text as the request spelled it, or undefined
- * for `null`): `{"id","ok":true,"result"}` with the result's JSON text, or `{"id","ok":false,"error"}`.
- */
-export function replyText(id: string | undefined, outcome: Outcome): string {
-  const idText = id ?? "null";
-  if ("result" in outcome) return `{"id":${idText},"ok":true,"result":${String(outcome.result)}}`;
-  return `{"id":${idText},"ok":false,"error":${outcome.error.toJson()}}`;
-}
-
-/**
- * The reply `replyText` writes, as JSON.parse reads it, made faster for a spliced result: the rest of the result is
- * parsed with `null` in the value's place, and the value put there. A value that is a string with no escape (one
- * quote at each end, no backslash, no raw control character) is its text between the quotes, which costs no copy;
- * any other is parsed. So a read of megabytes of text is not copied and parsed again in the extension.
- */
-export function replyObject(id: string | undefined, outcome: Outcome): unknown {
-  const idValue: unknown = JSON.parse(id ?? "null");
-  if ("error" in outcome) return { id: idValue, ok: false, error: JSON.parse(outcome.error.toJson()) as unknown };
-  const result = outcome.result;
-  if (typeof result === "string") return { id: idValue, ok: true, result: JSON.parse(result) as unknown };
-  const parsed = JSON.parse(`${result.before}null${result.after}`) as Record<string, unknown>;
-  const path = [...result.path];
-  const member = path.pop() as string;
-  let holder = parsed;
-  for (const name of path) holder = holder[name] as Record<string, unknown>;
-  const text = result.value;
-  const plain = text.length >= 2 && text.startsWith('"') && text.indexOf('"', 1) === text.length - 1 && !text.includes("\\") && !CONTROL_CHARACTER.test(text);
-  holder[member] = plain ? text.slice(1, -1) : (JSON.parse(text) as unknown);
-  return { id: idValue, ok: true, result: parsed };
 }

@@ -19,7 +19,6 @@
 import { MAX_REQUEST_BYTES, OVERSIZED_HEAD_BYTES, STORE_QUOTA_BYTES } from "../../protocol.js";
 import { DATABASE_NAME, ITEM_STORES, openDatabase, Totals, transact } from "./store.js";
 import { utf8Length } from "./json/index.js";
-import { idError, idInHead, parseFields, recoverId, requiredString, stringifiedFields, usableId, type Fields } from "./message.js";
 import { OPS, parseSessionOp, type Change, type Context } from "./cmd/mod.js";
 import { helloJson, parseHello } from "./cmd/hello.js";
 import { list, parseList } from "./cmd/list.js";
@@ -33,7 +32,21 @@ import { parseWrite, write } from "./cmd/write.js";
 import { parseUpdate, update } from "./cmd/update.js";
 import { append, parseAppend } from "./cmd/append.js";
 import { removeOrphans } from "./cleanup.js";
-import { HostError, replyObject, replyText, type Outcome, type ResultText } from "./error.js";
+import { HostError } from "./error.js";
+import {
+  idError,
+  idInHead,
+  parseFields,
+  recoverId,
+  replyObject,
+  replyText,
+  requiredString,
+  stringifiedFields,
+  usableId,
+  type Fields,
+  type Outcome,
+  type ResultText,
+} from "./message.js";
 
 export interface IdbHostOptions {
   /** The IndexedDB to use; the global `indexedDB` when left out. */

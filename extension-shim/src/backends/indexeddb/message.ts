@@ -1,7 +1,11 @@
 /**
- * A request as it arrives: the twin of the host's `src/message.rs`. The request's JSON text is read once into
- * `Fields`, each known field kept as the raw JSON text the client sent (JSON `null` reads as absent), and typed
- * getters turn a missing or mistyped field into the host's `InvalidRequestError`, word for word.
+ * A request as it arrives, and the reply's envelope: the twin of the host's `src/message.rs`. The request's JSON
+ * text is read once into `Fields`, each known field kept as the raw JSON text the client sent (JSON `null` reads as
+ * absent), and typed getters turn a missing or mistyped field into the host's `InvalidRequestError`, word for word.
+ *
+ * Replies are written as text, piece by piece, in the host's key order, because serde writes them that way and
+ * answers must match the host's byte for byte: stored data and customMetadata go in as the text they were stored
+ * as, request ids as the client spelled them, and strings escaped as serde_json escapes them.
  *
  * The host reads requests with serde_json, and its error replies quote serde's messages ("invalid JSON: expected
  * `,` or `}` at line 1 column 17"), so this module reads the text exactly as serde_json 1.0 does (the parts of it
@@ -10,9 +14,9 @@
  * with an explicit stack (a byte per level), so a request nested a million deep costs a megabyte, not the stack.
  */
 
-import { MAX_ID_BYTES } from "../../protocol.js";
+import { CONTROL_CHARACTER, MAX_ID_BYTES } from "../../protocol.js";
 import { decodeString, FlagStack, members, skipSpace, utf8Length } from "./json/index.js";
-import { Digits, HostError } from "./error.js";
+import { Digits, HostError, jsonTypeName } from "./error.js";
 
 /** The protocol's request fields, as serde names them (`rename_all = "camelCase"`), in the host's order. */
 export const FIELD_NAMES = [
@@ -249,23 +253,60 @@ export function optionalCount(raw: string | undefined, field: string): Count | u
   throw HostError.invalidField(field, "a non-negative integer", type === "a number" ? raw : type);
 }
 
-/** The name of a JSON value's type, for the `actual` of a mistyped field; it never echoes the value. */
-export function jsonTypeName(raw: string): string {
-  switch (raw.replace(/^\p{White_Space}+/u, "").charAt(0)) {
-    case '"':
-      return "a string";
-    case "{":
-      return "an object";
-    case "[":
-      return "an array";
-    case "t":
-    case "f":
-      return "a boolean";
-    case "n":
-      return "null";
-    default:
-      return "a number";
+/**
+ * A result's JSON text in three parts, the middle one a value the result holds whole (a read's data, at the member
+ * `path`): its text is `before + value + after`, `before` ending with the member's name and colon. Kept apart so
+ * that `replyObject` can take the value without parsing it again; everything else uses its text.
+ */
+export class Spliced {
+  constructor(
+    readonly before: string,
+    readonly path: readonly [string, ...string[]],
+    readonly value: string,
+    readonly after: string,
+  ) {}
+
+  toString(): string {
+    return this.before + this.value + this.after;
   }
+}
+
+/** A result's JSON text, whole or spliced. */
+export type ResultText = string | Spliced;
+
+/** What an op came to: its result's JSON text, or its error. */
+export type Outcome = { result: ResultText } | { error: HostError };
+
+/**
+ * The JSON text of a reply to the request whose id is `id` (its JSON text as the request spelled it, or undefined
+ * for `null`): `{"id","ok":true,"result"}` with the result's JSON text, or `{"id","ok":false,"error"}`.
+ */
+export function replyText(id: string | undefined, outcome: Outcome): string {
+  const idText = id ?? "null";
+  if ("result" in outcome) return `{"id":${idText},"ok":true,"result":${String(outcome.result)}}`;
+  return `{"id":${idText},"ok":false,"error":${outcome.error.toJson()}}`;
+}
+
+/**
+ * The reply `replyText` writes, as JSON.parse reads it, made faster for a spliced result: the rest of the result is
+ * parsed with `null` in the value's place, and the value put there. A value that is a string with no escape (one
+ * quote at each end, no backslash, no raw control character) is its text between the quotes, which costs no copy;
+ * any other is parsed. So a read of megabytes of text is not copied and parsed again in the extension.
+ */
+export function replyObject(id: string | undefined, outcome: Outcome): unknown {
+  const idValue: unknown = JSON.parse(id ?? "null");
+  if ("error" in outcome) return { id: idValue, ok: false, error: JSON.parse(outcome.error.toJson()) as unknown };
+  const result = outcome.result;
+  if (typeof result === "string") return { id: idValue, ok: true, result: JSON.parse(result) as unknown };
+  const parsed = JSON.parse(`${result.before}null${result.after}`) as Record<string, unknown>;
+  const path = [...result.path];
+  const member = path.pop() as string;
+  let holder = parsed;
+  for (const name of path) holder = holder[name] as Record<string, unknown>;
+  const text = result.value;
+  const plain = text.length >= 2 && text.startsWith('"') && text.indexOf('"', 1) === text.length - 1 && !text.includes("\\") && !CONTROL_CHARACTER.test(text);
+  holder[member] = plain ? text.slice(1, -1) : (JSON.parse(text) as unknown);
+  return { id: idValue, ok: true, result: parsed };
 }
 
 /** Where `text` holds a lone surrogate (which has no UTF-8 form), if anywhere. */

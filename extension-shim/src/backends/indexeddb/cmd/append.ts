@@ -10,8 +10,8 @@
 import { MAX_ITEM_BYTES } from "../../../protocol.js";
 import { DATA, ITEMS, request, type ItemRecord } from "../store.js";
 import { shape, utf8Length } from "../json/index.js";
-import { jsonTypeName, type Fields } from "../message.js";
-import { HostError } from "../error.js";
+import type { Fields } from "../message.js";
+import { HostError, jsonTypeName } from "../error.js";
 import { atPointer, dataOf, descriptionOf, pointerOf, replaceItem, sessionIdOf, storageKeyIn, valueAt, type Change, type Context } from "./mod.js";
 
 /** A parsed `append`. */

@@ -27,8 +27,8 @@ import {
   utf8Length,
   type Range,
 } from "../json/index.js";
-import { echo, jsonTypeName, optionalCount, optionalString, requiredString, type Fields } from "../message.js";
-import { HostError, quote } from "../error.js";
+import { echo, optionalCount, optionalString, requiredString, type Fields } from "../message.js";
+import { HostError, jsonTypeName, quote } from "../error.js";
 
 /** Every op's name, in the order of PROTOCOL.md section 4. */
 export const OPS = ["hello", "write", "read", "list", "update", "delete", "endSession", "stats", "append", "search", "sessions"] as const;

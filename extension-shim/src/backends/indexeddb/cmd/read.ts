@@ -7,8 +7,8 @@
 import { MAX_READ_MANY_BYTES, MAX_STORAGE_KEYS, MIN_MAX_BYTES } from "../../../protocol.js";
 import { DATA, ITEMS, READ_STORES, request, SESSIONS, transact, type ItemRecord, type SessionRecord } from "../store.js";
 import { elements, MALFORMED, nextOffset, slice, utf8Length, type Window } from "../json/index.js";
-import { echo, optionalCount, parseFields, requiredString, type Count, type Fields } from "../message.js";
-import { Digits, HostError, quote, Spliced } from "../error.js";
+import { echo, optionalCount, parseFields, requiredString, Spliced, type Count, type Fields } from "../message.js";
+import { Digits, HostError, quote } from "../error.js";
 import { atPointer, metadataJson, pointerOf, sessionIdOf, storageKeyIn, touch, valueAt, type Context } from "./mod.js";
 
 /** A parsed `read` of one item. */
