@@ -9,13 +9,14 @@
  *   into results or errors.
  * - backends/: the backends.
  *   - native.ts: NativeCacheClient, the port to the host: handshake, pipelining, timeouts, chunks, reconnects,
- *     closing an idle port. (client.ts re-exports it from its old home.)
+ *     closing an idle port. (client.ts re-exports it, so that imports of client.js keep working.)
  *   - in-process.ts: InProcessBackend, for a protocol server in the extension itself (request text in, reply
  *     text out), which the IndexedDB backend plugs into.
- *   - indexeddb/: IdbHost, protocol v1 served from IndexedDB in the extension, answering as the host does
- *     (host.ts, its layout list); json/ is the TypeScript twin of the host's walks over JSON text; backend.ts:
-     IndexedDbBackend, an IdbHost on the context's IndexedDB with its hourly orphan sweep, createLlmCache's
-     default fallback.
+ *   - indexeddb/: IdbHost, protocol v1 served from IndexedDB in the extension, answering as the host does. Each
+ *     file is named after the host's file it mirrors (message.ts, error.ts, store.ts, cleanup.ts, cmd/ with a
+ *     file per op, json/ for the walks over JSON text); host.ts's table pairs them. backend.ts:
+ *     IndexedDbBackend, an IdbHost on the context's IndexedDB with its hourly orphan sweep, createLlmCache's
+ *     default fallback.
  * - routing.ts: RoutingBackend, the host where it answers and the in-browser backend where it doesn't, chosen
  *   per session and kept until the session ends; locks.ts: the session locks it and session.ts take, across the
  *   extension's contexts.

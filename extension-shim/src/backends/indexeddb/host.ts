@@ -5,15 +5,50 @@
  * serves: the only differences are `backend: "indexeddb"` in `hello` and the wording of StorageUnavailableError.
  *
  * # Layout
- * - host.ts (this file): the request's way through: size, parse, id, op; one request at a time, in order, except
- *   that changes queued together share one transaction and its one durable commit (`#drain`).
- * - message.ts: the request's fields read as the host reads them (serde_json's rules, its error texts).
- * - error.ts: error replies and the text of replies.
- * - store.ts: the database's schema, records and transactions.
- * - cmd/: one file per op, each named as the host's file for it in `src/cmd/` (read.ts reads one item or several);
- *   cmd/mod.ts has what they share.
- * - cleanup.ts: removing a session's items (for `endSession`), and the sweep of sessions idle for 24 hours.
- * - json/: the TypeScript twin of the host's walks over JSON text.
+ * Each file has the name of the host's file it mirrors, so a reader finds one from the other without opening
+ * either. Where a file has no twin, the table says why.
+ *
+ * | file               | the host's twin          | what it holds                                                     |
+ * | ------------------ | ------------------------ | ----------------------------------------------------------------- |
+ * | host.ts            | src/host.rs              | the request's way through: size, parse, id, op, reply; one at a   |
+ * |                    |                          | time, in order, but changes queued together share one durable     |
+ * |                    |                          | commit (`#drain`); and which op runs (cmd/mod.rs's `Command`)     |
+ * | message.ts         | src/message.rs           | the request's fields as the host reads them; the reply's text     |
+ * | error.ts           | src/error.rs             | HostError, the one error that becomes an error reply              |
+ * | store.ts           | src/store.rs             | the database's schema, records and transactions                   |
+ * | cleanup.ts         | src/cleanup.rs           | a session's removal (`endSession`); the sweep of idle sessions    |
+ * | cmd/mod.ts         | src/cmd/mod.rs           | what the ops share: their names, context, field readers, quotas   |
+ * | cmd/hello.ts       | src/cmd/hello.rs         | `hello`, with `backend: "indexeddb"`                              |
+ * | cmd/write.ts       | src/cmd/write.rs         | `write`                                                           |
+ * | cmd/read.ts        | src/cmd/read.rs          | `read`, of one item or of several (`storageKeys`)                 |
+ * | cmd/list.ts        | src/cmd/list.rs          | `list`                                                            |
+ * | cmd/update.ts      | src/cmd/update.rs        | `update`                                                          |
+ * | cmd/delete.ts      | src/cmd/delete.rs        | `delete`                                                          |
+ * | cmd/end_session.ts | src/cmd/end_session.rs   | `endSession`                                                      |
+ * | cmd/stats.ts       | src/cmd/stats.rs         | `stats`                                                           |
+ * | cmd/append.ts      | src/cmd/append.rs        | `append`                                                          |
+ * | cmd/search.ts      | src/cmd/search.rs        | `search`                                                          |
+ * | cmd/sessions.ts    | src/cmd/sessions.rs      | `sessions`                                                        |
+ * | json/index.ts      | src/json/mod.rs          | the walks over JSON text, and the list of them                    |
+ * | json/scan.ts       | src/json/scan.rs         | where a value ends; elements, members, characters                 |
+ * | json/pointer.ts    | src/json/pointer.rs      | RFC 6901 pointers                                                 |
+ * | json/slice.ts      | src/json/slice.rs        | `offset..offset + limit` of a value                               |
+ * | json/shape.ts      | src/json/shape.rs        | a value's shape, e.g. `array[50] of {from,subject}`               |
+ * | json/strings.ts    | src/json/strings.rs      | every string value with its pointer                               |
+ * | json/search.ts     | src/json/search.rs       | the string values that hold every word of a query                 |
+ * | json/rules.ts      | src/rules.rs             | the rules for keys, ids and descriptions; pure, so kept in json/  |
+ * | json/compact.ts    | src/rules.rs             | `compact_json`, the form data is stored in                        |
+ * | json/serde.ts      | none: a crate's code     | serde_json's reading of requests, its error texts included; the   |
+ * |                    |                          | host gets it from serde_json, the twin must spell it out          |
+ * | backend.ts         | none: the host's process | IndexedDbBackend, an IdbHost behind the in-process seam, with its |
+ * |                    |                          | hourly sweep; the host is a process of its own (main.rs) instead  |
+ *
+ * The host's files with no twin here: frame.rs and pipe.rs (a request comes as a string, not a frame on a pipe),
+ * store_file.rs and store_pages.rs (LMDB's data file and memory map), clock.rs (time and randomness come in as
+ * IdbHost's options `now` and `random`), config.rs (the store quota is an option, or found from what the browser
+ * grants), limits.rs (its twin is outside this folder, in ../../protocol.ts, because clients need the limits too),
+ * and the files of the binary's command line and install (main.rs, launch.rs, call.rs, inspect.rs, verify.rs,
+ * install/ and the rest).
  */
 
 import { MAX_REQUEST_BYTES, OVERSIZED_HEAD_BYTES, STORE_QUOTA_BYTES } from "../../protocol.js";
