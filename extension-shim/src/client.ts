@@ -1,6 +1,6 @@
 /**
- * The native client's old home, kept so that `import … from "./client.js"` keeps working: NativeCacheClient
- * lives in backends/native.ts, and the interface every backend implements in backend.ts.
+ * The native client under a second path, so that extensions that import it from "./client.js" keep working:
+ * NativeCacheClient lives in backends/native.ts, and the interface every backend implements in backend.ts.
  */
 
 export * from "./backends/native.js";

@@ -26,7 +26,7 @@ import type { KeyValueStore } from "./storage-area.js";
 
 export { PENDING_END_SESSION_PREFIXES };
 
-/** The host's prefix, by its old name. */
+/** The host's prefix, under the name that code written for the host alone imports. */
 export const PENDING_END_SESSION_PREFIX = PENDING_END_SESSION_PREFIXES.host;
 
 /** The Web Lock every context of the extension takes while it sends a backend's remembered cleanups. */

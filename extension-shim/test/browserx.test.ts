@@ -263,7 +263,7 @@ async function cacheThrough(agent: BrowserxStyleAgent, count: number): Promise<s
 describe("an agent browserx rebuilds on settings changes", () => {
   it("one attachToSessionClass call: reset and close of the old and the new agents' sessions end exactly their caches", async (t) => {
     const { cache, checker, worker, onEnded, endings, ended, itemsOf } = await browserxWorker(t);
-    // The service worker setting up twice, and the old one-object wiring left in place (below): neither may end
+    // The service worker setting up twice, and the one-object wiring left in place beside it (below): neither may end
     // a cache twice.
     assert.equal(cache.attachToSessionClass(BrowserxStyleSession, onEnded), cache.attachToSessionClass(BrowserxStyleSession, onEnded));
     // A conversation that isn't one of these sessions': nothing below may touch it.

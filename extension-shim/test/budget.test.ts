@@ -2,7 +2,7 @@
  * What the tool costs the model on every request, whether or not it uses the cache: its definition and its prompt
  * section, counted with the o200k tokenizer (gpt-tokenizer, the encoding of OpenAI's current models) as the APIs
  * receive them (the definition as JSON). The plain variants must stay within 1,000 tokens, the strict ones, whose
- * schemas spell out nulls, within 1,150 (issue 27). Each feature an integrator turns on adds only its own lines,
+ * schemas spell out nulls, within 1,150. Each feature an integrator turns on adds only its own lines,
  * counted here too; the shim's README shows these figures.
  */
 

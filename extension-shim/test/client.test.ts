@@ -461,7 +461,7 @@ describe("the size check before sending", () => {
 });
 
 describe("odd data a caller hands the client", () => {
-  // A cycle that branches made the old recursive bound visit 2^1000 values: a hang, so the test has a limit.
+  // A cycle that branches makes a bound that recurses visit 2^1000 values: a hang, so the test has a limit.
   it("a branching cycle fails at once instead of hanging", { timeout: 60_000 }, async (t) => {
     const { client } = hostClient(t);
     const branching: unknown[] = [];

@@ -6,8 +6,8 @@
  * at pointers, in slices and within byte budgets, searched and listed with queries; every answer must be what the
  * twin computes from the same text, byte for byte where the host answers with stored text.
  *
- * Search and list queries are compared only with a host that has issue 15's search (its `hello` reports
- * `maxQueryWords`); an older host folds case and bounds pointers differently, and the test says it skipped them.
+ * Search and list queries are compared only with a host whose `hello` reports `maxQueryWords`; a host without it
+ * folds case and bounds pointers differently, and the test says it skipped them.
  * Set JSON_TWIN_SEED to try other texts, LLM_CACHE_HOST_BIN to use another host.
  */
 
@@ -168,7 +168,7 @@ function randomId(rng: Rng, session: boolean): string {
 }
 
 /** Starts a host in a fresh store, closed and removed after the test. */
-async function startHost(t: TestContext): Promise<{ host: RawHost; issue15: boolean }> {
+async function startHost(t: TestContext): Promise<{ host: RawHost; reportsQueryLimits: boolean }> {
   const dir = tempDir();
   const host = new RawHost(dir.path);
   t.after(async () => {
@@ -176,7 +176,7 @@ async function startHost(t: TestContext): Promise<{ host: RawHost; issue15: bool
     dir.remove();
   });
   const [hello] = await host.requests(['{"id":0,"op":"hello"}']);
-  return { host, issue15: parsed(hello ?? "{}").result?.limits?.maxQueryWords !== undefined };
+  return { host, reportsQueryLimits: parsed(hello ?? "{}").result?.limits?.maxQueryWords !== undefined };
 }
 
 it("writes, reads at pointers, slices and rules answer as the host does, byte for byte", async (t) => {
@@ -311,9 +311,9 @@ it("writes, reads at pointers, slices and rules answer as the host does, byte fo
 });
 
 it("search and list queries answer as the host does", async (t) => {
-  const { host, issue15 } = await startHost(t);
-  if (!issue15) {
-    t.skip("this host predates issue 15's search (its hello has no maxQueryWords); set LLM_CACHE_HOST_BIN to a newer one");
+  const { host, reportsQueryLimits } = await startHost(t);
+  if (!reportsQueryLimits) {
+    t.skip("this host's hello has no maxQueryWords, so its search answers otherwise; set LLM_CACHE_HOST_BIN to a host whose hello has it");
     return;
   }
   const rng = new Rng(SEED ^ 0x5eed);

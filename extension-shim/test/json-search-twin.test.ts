@@ -1,6 +1,6 @@
 /**
  * The twin of the host's search (src/backends/indexeddb/json/search.ts): every case of the Rust unit tests in
- * src/json/search.rs (issue 15's one-pass search), and the letters where JS and Rust lower-case differently.
+ * src/json/search.rs, and the letters where JS and Rust lower-case differently.
  */
 
 import assert from "node:assert/strict";

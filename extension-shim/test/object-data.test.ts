@@ -50,7 +50,7 @@ describe("the browserx path, where browserx refuses the object before our handle
     const refused = await registry.execute({ toolName: "llm_cache", parameters: { action: "write", data: OBJECT, description: "d" }, sessionId, turnId: "turn_1" });
     assert.equal(llmOutput(refused), "Error: Parameter validation failed", "browserx's answer, all the LLM reads");
 
-    // What the LLM has read before that call: data's description (the one place it is said, issue 27), which
+    // What the LLM has read before that call: data's description (the one place it is said), which
     // browserx's registration ends with what its bare refusal means.
     const definition = tools.llmCache.definition.function;
     const parameters = definition.parameters;

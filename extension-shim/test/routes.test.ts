@@ -3,7 +3,7 @@
  * wrote it and whichever backend holds it. Contexts are separate createLlmCache instances sharing one
  * chrome.storage.local and one IndexedDB (fake-indexeddb), with the real host binary behind Chrome-like ports;
  * the host comes and goes under them. What is checked: another context's endSession never leaves this context
- * writing where no route says (the issue's reproduction); a first write whose reply was lost leaves no copy
+ * writing where no route says; a first write whose reply was lost leaves no copy
  * on the host once it is back; routes of sessions no backend holds are pruned, those on a host that is down
  * kept; and a seeded run of interleaved writes, ends, lists and host crashes never loses an acknowledged item.
  */

@@ -89,8 +89,8 @@ describe("a malformed sessionId from the extension's code", () => {
   });
 
   it("never breaks reset() of a class attachToSessionClass wrapped: a malformed id has nothing to end", async (t) => {
-    // Before the check, this reset sent a doomed endSession; now the wrapper skips it, and an endSession that
-    // rejected with the TypeError would be an unhandled rejection, which fails this file's run.
+    // The wrapper sends no endSession for a malformed id; one that rejected with the TypeError would be an
+    // unhandled rejection, which fails this file's run.
     const { cache } = await cacheOnHost(t);
     class Session {
       conversationId = "conv_mail_1";
