@@ -7,25 +7,14 @@
 //! The replies are printed with [`escape_controls`], which leaves them the same JSON but shows the
 //! characters JSON allows raw and a terminal acts on (C1 controls, DEL, bidi controls) as escapes.
 
-use std::io::{BufRead, Read, Write};
+use std::io::{BufRead, Write};
 use std::process::{Command, Stdio};
 
-use serde::Deserialize;
-use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
+use crate::frame::client;
 use crate::install::manifest::DEFAULT_EXTENSION_ID;
 use crate::terminal::escape_controls;
-
-/// The fields that tell a chunk frame from a reply (PROTOCOL.md section 2.2): a reply has `ok`, a
-/// chunk has `chunk`, `chunks` and `part`. Everything else is skipped unread.
-#[derive(Deserialize)]
-struct Frame {
-    ok: Option<IgnoredAny>,
-    chunk: Option<u64>,
-    chunks: Option<u64>,
-    part: Option<String>,
-}
 
 /// The origin `call` speaks for unless told otherwise: the demo extension's.
 pub fn default_origin() -> String {
@@ -68,8 +57,7 @@ pub fn run(origin: &str, input: &mut dyn BufRead, out: &mut dyn Write, err: &mut
             all_good = false;
             continue;
         }
-        frames.extend_from_slice(&u32::try_from(line.len()).unwrap_or(u32::MAX).to_ne_bytes());
-        frames.extend_from_slice(line.as_bytes());
+        client::write_frame(&mut frames, line.as_bytes()).map_err(|e| format!("line {}: {e}", number + 1))?;
         sent += 1;
     }
     let writer = std::thread::spawn(move || {
@@ -78,23 +66,20 @@ pub fn run(origin: &str, input: &mut dyn BufRead, out: &mut dyn Write, err: &mut
     });
 
     let mut received = 0;
-    let mut chunks = String::new();
     while received < sent {
-        let Some(frame) = read_frame(&mut from_host) else { break };
-        let reply = match serde_json::from_str::<Frame>(&frame) {
-            // A chunk frame: collect its part until the last one.
-            Ok(Frame { ok: None, chunk, chunks: count, part: Some(part) }) => {
-                chunks.push_str(&part);
-                if chunk.map(|n| n + 1) != count {
-                    continue;
-                }
-                std::mem::take(&mut chunks)
+        let reply = match client::read_reply(&mut from_host) {
+            Ok(Some(reply)) => reply,
+            Ok(None) => break,
+            Err(error) => {
+                let _ = writeln!(err, "can't read the host's reply: {error}");
+                break;
             }
-            _ => frame,
         };
         let _ = writeln!(out, "{}", escape_controls(&reply));
         received += 1;
     }
+    // A host still writing after a reply that couldn't be read gets a broken pipe, not a wait.
+    drop(from_host);
     let _ = writer.join();
     let status = host.wait().map_err(|e| format!("the host: {e}"))?;
     if received < sent {
@@ -102,13 +87,4 @@ pub fn run(origin: &str, input: &mut dyn BufRead, out: &mut dyn Write, err: &mut
         all_good = false;
     }
     Ok(all_good)
-}
-
-/// One frame's text, or None at the end of the host's output.
-fn read_frame(from: &mut impl Read) -> Option<String> {
-    let mut header = [0u8; 4];
-    from.read_exact(&mut header).ok()?;
-    let mut body = vec![0u8; u32::from_ne_bytes(header) as usize];
-    from.read_exact(&mut body).ok()?;
-    String::from_utf8(body).ok()
 }

@@ -5,7 +5,9 @@
 //! `chrome.runtime.connectNative`; the two speak protocol v1 (PROTOCOL.md) over stdin and stdout.
 //!
 //! # Layout
-//! - [`frame`]: the wire codec: length-prefixed frames in, chunked replies out.
+//! - [`frame`]: the wire codec, the one place a frame header is read or written: length-prefixed
+//!   frames in, chunked replies out; [`frame::client`] is the other end (frames out, replies joined
+//!   back), for `call`, doctor's probe and the tests.
 //! - [`message`]: the request fields as they arrive and the reply envelope.
 //! - [`cmd`]: one file per operation (`hello`, `write`, `read`, `list`, `update`, `delete`,
 //!   `endSession`, `stats`, `append`, `search`, `sessions`); each parses its fields and returns a value.

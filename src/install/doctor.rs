@@ -22,7 +22,7 @@
 //! `--verbose` shows every line of every browser.
 
 use std::ffi::OsString;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
@@ -38,8 +38,8 @@ use super::{
     Failure, Selection, Target, browser_target, found_browsers, layout, owner, policy, registered, registry, say,
 };
 use crate::cmd::PROTOCOL_VERSION;
+use crate::frame::client;
 use crate::host_name::HostName;
-use crate::limits::MAX_REPLY_FRAME_BYTES;
 use crate::paths::{self, Os};
 
 /// How long the host may take to answer one request (it answers in milliseconds; a cold disk is slower).
@@ -749,8 +749,8 @@ struct Conversation {
     child: Child,
     /// Its stdin; dropping it tells the host the browser is gone.
     stdin: Option<ChildStdin>,
-    /// Each reply frame's body as the reader thread reads it, or the error that ended its reading.
-    replies: mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    /// Each reply's text as the reader thread reads it, or the error that ended its reading.
+    replies: mpsc::Receiver<std::io::Result<String>>,
 }
 
 impl Conversation {
@@ -768,19 +768,10 @@ impl Conversation {
         let (sender, replies) = mpsc::channel();
         std::thread::spawn(move || {
             loop {
-                let read = (|| -> std::io::Result<Vec<u8>> {
-                    let mut header = [0u8; 4];
-                    stdout.read_exact(&mut header)?;
-                    let len = u32::from_ne_bytes(header) as usize;
-                    // The host never sends a larger frame (browsers would close the port); a program
-                    // that isn't the host must not make doctor allocate what it says.
-                    if len > MAX_REPLY_FRAME_BYTES {
-                        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "frame too long"));
-                    }
-                    let mut body = vec![0u8; len];
-                    stdout.read_exact(&mut body)?;
-                    Ok(body)
-                })();
+                // The host ends the conversation by closing stdout: a clean end is an error to a
+                // question still waiting for its reply.
+                let read = client::read_reply(&mut stdout)
+                    .and_then(|reply| reply.ok_or_else(|| std::io::Error::from(std::io::ErrorKind::UnexpectedEof)));
                 let failed = read.is_err();
                 if sender.send(read).is_err() || failed {
                     return;
@@ -792,12 +783,9 @@ impl Conversation {
 
     /// Sends `request` and waits for its reply, parsed; `op` names it in errors.
     fn ask(&mut self, op: &str, request: &Value) -> Result<Value, String> {
-        let body = request.to_string().into_bytes();
-        let mut frame = (body.len() as u32).to_ne_bytes().to_vec();
-        frame.extend_from_slice(&body);
         // A host that exits at once (refusing its arguments) closes the pipe: that shows in the reply.
         if let Some(stdin) = self.stdin.as_mut() {
-            let _ = stdin.write_all(&frame).and_then(|()| stdin.flush());
+            let _ = client::write_frame(stdin, request.to_string().as_bytes()).and_then(|()| stdin.flush());
         }
         let body = match self.replies.recv_timeout(REPLY_TIMEOUT) {
             Ok(Ok(body)) => body,
@@ -811,7 +799,7 @@ impl Conversation {
                 return Err(format!("the host didn't answer {op} within {} s", REPLY_TIMEOUT.as_secs()));
             }
         };
-        serde_json::from_slice(&body).map_err(|error| format!("the host's reply to {op} is not JSON: {error}"))
+        serde_json::from_str(&body).map_err(|error| format!("the host's reply to {op} is not JSON: {error}"))
     }
 
     /// Closes the host's stdin, as a browser closing the port does, and waits for it to exit.
