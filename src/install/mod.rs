@@ -1,17 +1,17 @@
-//! Setting the host up for browsers: `llm-cache-host install | uninstall | doctor`.
+//! Registering the host with browsers: where each browser reads manifests, what `install` writes
+//! there and records, and how `uninstall` removes it. The commands' flags are in [`crate::cli`], and
+//! the checks of all this in [`crate::doctor`].
 //!
-//! These are commands for a person at a terminal, so unlike host mode they print to stdout.
+//! What runs here runs for a person at a terminal, so unlike host mode it reports on stdout.
 //!
 //! # Layout
-//! - [`cli`]: the subcommands' flags (clap) and the exit codes.
 //! - [`browsers`]: the browsers, where each looks for host manifests on each OS (the tables, with
 //!   their sources), and which are installed, natively or as Snap/Flatpak builds.
 //! - [`layout`]: where `install` keeps its own files (the binary's copy, the record).
 //! - [`manifest`]: the host manifest's contents, matching the templates in `manifest/`.
 //! - [`record`]: the install record that `uninstall` undoes.
 //! - [`allowed`]: which extensions an install allows, united when an install adds one.
-//! - [`install`], [`uninstall`], [`doctor`]: the three commands.
-//! - [`welcome`]: the binary started with no arguments: what it is, and the offer to install it.
+//! - [`install`], [`uninstall`]: writing and removing a registration.
 //! - [`owner`]: who else could change what `install` writes: the refusal to write a user install into
 //!   someone else's folders, and the warnings about folders on the way that others can write.
 //! - [`policy`]: enterprise policies that block hosts.
@@ -20,8 +20,6 @@
 
 pub mod allowed;
 pub mod browsers;
-pub mod cli;
-pub mod doctor;
 #[allow(clippy::module_inception)] // `install::install` is the `install` command, beside `uninstall`.
 pub mod install;
 pub mod layout;
@@ -31,9 +29,8 @@ pub mod policy;
 pub mod record;
 pub mod registry;
 pub mod uninstall;
-pub mod welcome;
 #[cfg(windows)]
-mod windows;
+pub mod windows;
 
 use std::fmt;
 use std::fs::{File, OpenOptions};
@@ -94,7 +91,7 @@ impl Target {
 }
 
 /// Adds `target` to `targets` unless its location is there already (then the browsers join).
-fn push_target(targets: &mut Vec<Target>, target: Target) {
+pub fn push_target(targets: &mut Vec<Target>, target: Target) {
     if !targets.iter_mut().any(|old| old.absorb(&target)) {
         targets.push(target);
     }
@@ -355,7 +352,7 @@ fn create_dirs(dir: &Path, mode: u32, created: &mut Vec<PathBuf>) -> io::Result<
 }
 
 /// Prints a line; a closed stdout is no reason to stop installing.
-fn say(out: &mut dyn Write, line: impl fmt::Display) {
+pub fn say(out: &mut dyn Write, line: impl fmt::Display) {
     let _ = writeln!(out, "{line}");
 }
 

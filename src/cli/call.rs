@@ -12,21 +12,41 @@ use std::process::{Command, Stdio};
 
 use serde_json::value::RawValue;
 
+use super::Outcome;
 use crate::frame::client;
+use crate::install::Failure;
 use crate::install::manifest::DEFAULT_EXTENSION_ID;
 use crate::terminal::escape_controls;
+
+/// Talk to the host by hand: one JSON request per stdin line, one reply per stdout line.
+///
+/// Starts the host as a browser does for the origin (a fresh process; the data directory is the
+/// usual one, or LLM_CACHE_DIR), frames each line, and prints each reply on one line with its
+/// chunks reassembled. Example: echo '{"id": 1, "op": "hello"}' | llm-cache-host call
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The extension to speak for: chrome-extension://<id>/ or moz-extension:<add-on id>.
+    #[arg(long, default_value_t = default_origin())]
+    origin: String,
+}
 
 /// The origin `call` speaks for unless told otherwise: the demo extension's.
 pub fn default_origin() -> String {
     format!("chrome-extension://{DEFAULT_EXTENSION_ID}/")
 }
 
-/// Sends every line of `input` to a fresh host for `origin` and prints its replies to `out`, problems
-/// with a line to `err`. Returns whether every line was a request and got its reply.
+/// Sends every line of `input` to a fresh host for the origin asked for and prints its replies to
+/// `out`, problems with a line to `err`. The outcome says whether every line was a request and got its
+/// reply.
+pub fn run(args: Args, input: &mut dyn BufRead, out: &mut dyn Write, err: &mut dyn Write) -> Outcome {
+    converse(&args.origin, input, out, err).map_err(Failure)
+}
+
+/// [`run`]'s conversation with the host for `origin`.
 ///
 /// # Errors
 /// When the host can't be started.
-pub fn run(origin: &str, input: &mut dyn BufRead, out: &mut dyn Write, err: &mut dyn Write) -> Result<bool, String> {
+fn converse(origin: &str, input: &mut dyn BufRead, out: &mut dyn Write, err: &mut dyn Write) -> Result<bool, String> {
     let args: Vec<String> = match origin.strip_prefix("moz-extension:") {
         // Firefox starts a host with its manifest's path and the add-on id.
         Some(addon) => vec!["com.browserx.llm_cache.json".into(), addon.into()],

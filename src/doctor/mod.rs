@@ -1,7 +1,7 @@
 //! `doctor`: checks every step a browser takes to start the host, and fails when any step would
 //! fail. It answers "Specified native messaging host not found" and its cousins: which manifest is
 //! missing, wrong or blocked, and why. It also warns, without failing, about folders on the way to
-//! the manifests and the binary that others could write ([`super::owner`]).
+//! the manifests and the binary that others could write ([`crate::install::owner`]).
 //!
 //! It checks what is installed, with the ids installed: this user's manifests and the system-wide
 //! ones (a package's, or `install --system`'s), and the install records, each manifest against the
@@ -30,16 +30,17 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::allowed::{self, Allowed};
-use super::browsers::{Browser, Build, Family, Location, Platform, Scope};
-use super::manifest::chrome_origin;
-use super::record::Record;
-use super::{
-    Failure, Selection, Target, browser_target, found_browsers, layout, owner, policy, registered, registry, say,
-};
 use crate::cmd::PROTOCOL_VERSION;
 use crate::frame::client;
 use crate::host_name::HostName;
+use crate::install::allowed::{self, Allowed};
+use crate::install::browsers::{Browser, Build, Family, Location, Platform, Scope};
+use crate::install::manifest::chrome_origin;
+use crate::install::record::Record;
+use crate::install::{
+    self as install, Failure, Selection, Target, browser_target, found_browsers, layout, owner, policy, registered,
+    registry, say,
+};
 use crate::paths::{self, Os};
 
 /// How long the host may take to answer one request (it answers in milliseconds; a cold disk is slower).
@@ -184,7 +185,7 @@ pub fn doctor(options: &DoctorOptions, platform: &Platform, out: &mut dyn Write)
         .add(&Allowed { chrome: selection.extension_ids.clone(), firefox: selection.firefox_extension_ids.clone() });
     let hint = Hint { installed, os: platform.os, host: platform.host.clone() };
 
-    for warning in super::sandbox_warnings(selection, &targets, &found) {
+    for warning in install::sandbox_warnings(selection, &targets, &found) {
         report.note(warning);
     }
     // Say what is checked, so that "all passed" can't be read as "every profile works". The short
@@ -370,13 +371,13 @@ fn doctor_places(
                 .map_err(|e| Failure(format!("no install folder: {e}")))?,
         )
     };
-    let system_base = super::system_base(platform)?;
+    let system_base = install::system_base(platform)?;
     let load = |base: &Path| Record::load(&layout::record_in(base)).map_err(|e| Failure(e.to_string()));
     let user_record = user_base.as_deref().map(load).transpose()?.flatten();
     let system_record = load(&system_base)?;
 
     // Everything registered here, whichever browsers are asked about: what the remedies keep.
-    let (all_user, all_system) = super::registered_targets(&Browser::ALL, platform, user_base.as_deref())?;
+    let (all_user, all_system) = install::registered_targets(&Browser::ALL, platform, user_base.as_deref())?;
     let mut installed = Allowed::default();
     let records = if system_only { vec![&system_record] } else { vec![&user_record, &system_record] };
     for record in records.into_iter().flatten() {
@@ -399,10 +400,10 @@ fn doctor_places(
                 && entry.browsers.iter().all(|b| all_system.iter().any(|target| target.browsers.contains(b)))
         };
         for entry in user_record.iter().flat_map(|record| &record.entries).filter(|entry| !served(entry)) {
-            super::push_target(&mut user, entry.clone());
+            install::push_target(&mut user, entry.clone());
         }
         for entry in system_record.iter().flat_map(|record| &record.entries) {
-            super::push_target(&mut system, entry.clone());
+            install::push_target(&mut system, entry.clone());
         }
     }
     let picked = |targets: Vec<Target>| -> Vec<Target> {
@@ -413,10 +414,10 @@ fn doctor_places(
         }
     };
     for target in picked(all_user) {
-        super::push_target(&mut user, target);
+        install::push_target(&mut user, target);
     }
     for target in picked(all_system) {
-        super::push_target(&mut system, target);
+        install::push_target(&mut system, target);
     }
     // Browsers installed here that can start hosts and find no manifest: with nothing installed, or
     // when asked about, each fails as missing; beside an install that left them out, they get a note.
@@ -439,12 +440,12 @@ fn doctor_places(
     let system_wide = user.is_empty() && !nothing;
     for browser in missing {
         match &user_base {
-            Some(base) => super::push_target(&mut user, browser_target(browser, Scope::User, platform, base)?),
-            None => super::push_target(&mut system, super::system_target(browser, platform)?),
+            Some(base) => install::push_target(&mut user, browser_target(browser, Scope::User, platform, base)?),
+            None => install::push_target(&mut system, install::system_target(browser, platform)?),
         }
     }
     for dir in &selection.user_data_dirs {
-        super::push_target(&mut user, super::profile_target(dir, platform)?);
+        install::push_target(&mut user, install::profile_target(dir, platform)?);
     }
 
     let recorded = |record: &Option<Record>, target: &Target| {
