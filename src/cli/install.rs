@@ -5,8 +5,10 @@ use std::io::Write;
 
 use super::Outcome;
 use super::flags::Flags;
-use crate::install::browsers::Platform;
+use crate::host_name::HostName;
+use crate::install::browsers::{Folders, MANIFEST_FOLDERS, Platform, Reads};
 use crate::install::install::{install, set_store_quota};
+use crate::paths::Os;
 
 /// Copy this binary to a stable place and register it with browsers.
 ///
@@ -18,7 +20,7 @@ use crate::install::install::{install, set_store_quota};
 /// <data dir>/install.json for `uninstall`. Without --browser or --user-data-dir it registers with
 /// every browser it finds installed, or with all six when it finds none.
 #[derive(Debug, clap::Args)]
-#[command(after_help = LOCATIONS)]
+#[command(after_help = locations())]
 pub struct Args {
     #[command(flatten)]
     flags: Flags,
@@ -31,26 +33,40 @@ pub struct Args {
     store_quota: Option<u64>,
 }
 
-/// Where manifests go, for `install --help`.
-const LOCATIONS: &str = "\
-Where browsers look for the manifest (user level; --system in brackets):
-  Linux    Chrome    ~/.config/google-chrome/NativeMessagingHosts  [/etc/opt/chrome/native-messaging-hosts]
-           Chromium  ~/.config/chromium/NativeMessagingHosts       [/etc/chromium/native-messaging-hosts]
-           Edge      ~/.config/microsoft-edge/NativeMessagingHosts [/etc/opt/edge/native-messaging-hosts]
-           Brave     ~/.config/BraveSoftware/Brave-Browser/NativeMessagingHosts  [/etc/chromium/...]
-           Vivaldi   ~/.config/vivaldi/NativeMessagingHosts        [/etc/chromium/...]
-           Firefox   ~/.mozilla/native-messaging-hosts             [/usr/lib/mozilla/native-messaging-hosts]
-           (~/.config is $XDG_CONFIG_HOME when set)
-  macOS    ~/Library/Application Support/{Google/Chrome, Chromium, Microsoft Edge,
-           BraveSoftware/Brave-Browser, Vivaldi, Mozilla}/NativeMessagingHosts
-           [/Library/Google/Chrome/..., /Library/Microsoft/Edge/..., /Library/Application Support/{Chromium,Mozilla}/...]
-  Windows  HKCU [HKLM] \\Software\\{Google\\Chrome (also Brave, Vivaldi), Chromium, Microsoft\\Edge, Mozilla}
-           \\NativeMessagingHosts\\com.browserx.llm_cache = the manifest file's path
-The manifest's file name (and the key's last part) is the host name: com.browserx.llm_cache.json by default,
+/// Where manifests go, for `install --help`: [`MANIFEST_FOLDERS`], a line per browser on each OS.
+fn locations() -> String {
+    let host = HostName::current();
+    let mut text = "Where browsers look for the manifest (user level; for every user in brackets, where install \
+                    --system writes the first):\n"
+        .to_owned();
+    for (os, name) in [(Os::Linux, "Linux"), (Os::MacOs, "macOS"), (Os::Windows, "Windows")] {
+        let rows: Vec<&Folders> = MANIFEST_FOLDERS.iter().filter(|row| row.os == os).collect();
+        let user = |row: &Folders| match row.reads {
+            Reads::Files { user: (base, folder), .. } => format!("{}/{folder}", base.shown()),
+            Reads::Registry { vendor_key } => format!("HKCU [HKLM] \\{vendor_key}\\NativeMessagingHosts\\{host}"),
+        };
+        let width = rows.iter().map(|row| user(row).len()).max().unwrap_or(0);
+        for (i, row) in rows.iter().enumerate() {
+            let system = match row.reads {
+                Reads::Files { system, .. } => format!("  [{}]", system.join(", ")),
+                Reads::Registry { .. } => String::new(),
+            };
+            let os = if i == 0 { name } else { "" };
+            let line = format!("  {os:<8} {:<9} {:<width$}{system}", row.browser.name(), user(row));
+            text.push_str(line.trim_end());
+            text.push('\n');
+        }
+    }
+    text.push_str(&format!(
+        "  (~/.config is $XDG_CONFIG_HOME when set; a registry key's default value is the manifest file's path)
+The manifest's file name (and the key's last part) is the host name: {host}.json for this binary,
 <NAME>.json with --host-name NAME.
 
 Snap and Flatpak browsers can't start native hosts; install says so when it finds only those.
-";
+"
+    ));
+    text
+}
 
 /// Installs, then records the store quota when one is given.
 pub fn run(args: Args, out: &mut dyn Write) -> Outcome {
@@ -70,7 +86,6 @@ mod tests {
     use super::super::tests::parse;
     use crate::install::browsers::{Browser, Scope};
     use crate::install::manifest::DEFAULT_EXTENSION_ID;
-    use crate::paths::Os;
 
     use super::*;
 
