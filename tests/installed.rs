@@ -161,13 +161,13 @@ fn doctor_checks_a_packages_install_with_its_own_ids() {
     assert_eq!(suggested(line), expected, "{line}");
 }
 
-/// The break: doctor's old remedy wrote this user's manifest for the demo's id, which hid the
-/// package's. doctor now names that, and the command it gives puts things right.
+/// A user's own install (here for the demo's id) hides the package's manifest from their browsers,
+/// whatever the package allows: doctor names that, and the command it gives puts things right.
 #[test]
 fn doctor_warns_when_this_users_manifest_hides_the_packages() {
     let machine = Machine::new();
     install_package(&machine);
-    assert_ok(&machine.run(&["install", "--browser", "chromium"]), "the old remedy: an install for the demo");
+    assert_ok(&machine.run(&["install", "--browser", "chromium"]), "an install of this user's, for the demo");
     let run = machine.doctor(&[]);
     assert_eq!(run.code, 0, "{}", run.stdout);
     let warnings: Vec<&str> = run.stdout.lines().filter(|line| line.starts_with("WARN")).collect();

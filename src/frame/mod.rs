@@ -622,8 +622,8 @@ mod tests {
         }
     }
 
-    /// The cut rule a byte at a time, as it was before words were measured whole: the frames on the
-    /// wire must not change.
+    /// The cut rule stated a byte at a time, the plainest way: [`chunk_starts`], which measures words
+    /// whole, must cut every reply at the same places, as the frames on the wire are the protocol's.
     fn chunk_starts_byte_by_byte(id: &RawValue, pieces: &[&str]) -> Vec<usize> {
         let total: usize = pieces.iter().map(|piece| piece.len()).sum();
         if total <= MAX_REPLY_FRAME_BYTES {
