@@ -27,11 +27,14 @@
 //!   install).
 //! - [`launch`]: what the arguments ask for: host mode (a browser's launch line) or a person's command.
 //! - [`cli`]: the commands a person types, one file each (`install`, `doctor`, `list`, `call`, ...),
-//!   with their flags and help from one clap definition; `cli/welcome.rs` answers no arguments at all.
-//! - [`install`]: registering the host with browsers on Linux, macOS and Windows: the browsers and
-//!   where each reads manifests (`install/browsers.rs`), the manifests, the install record, policies,
-//!   and the `install` and `uninstall` that write and remove them.
-//! - [`doctor`]: every step a browser takes to start the host, checked.
+//!   with their flags and help from one clap definition. `cli/welcome.rs` answers no arguments at all:
+//!   it lives there, not in `install/`, because it is a command too, ending in `install` run through
+//!   the same parser.
+//! - [`install`]: registering the host with browsers on Linux, macOS and Windows: the one table of
+//!   where each browser reads manifests (`install/browsers.rs`), the manifests, a package's manifests,
+//!   the install record, policies, and the `install` and `uninstall` that write and remove them.
+//! - [`doctor`]: every step a browser takes to start the host, checked: checks that return findings,
+//!   a pure report that renders them, and the probe that talks to the host over real pipes.
 //! - [`paths`], [`logging`], [`clock`]: where files live, logs, time; [`host_name`]: which host this
 //!   binary is (its name, command and data folder).
 //!
