@@ -49,10 +49,12 @@ pub const USAGE_ERROR: u8 = 2;
 #[derive(Debug, Parser)]
 #[command(version, disable_help_subcommand = true)]
 struct Cli {
+    // The command typed. (A `///` here would become help text.)
     #[command(subcommand)]
     command: Command,
 }
 
+// Each command's flags and help are its file's `Args`, whose doc comment is its help.
 #[derive(Debug, Subcommand)]
 enum Command {
     Install(install::Args),
