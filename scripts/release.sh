@@ -176,7 +176,7 @@ trap 'rm -rf "$work"' EXIT
 artifacts=()
 package_linux() { # package_linux <binary> <debian arch>
   local ship=$1 deb_arch=$2
-  local tarball_key deb_key tarball root entry browser dir depends installed_size deb
+  local tarball_key deb_key tarball root depends installed_size deb
   case "$deb_arch" in
     amd64) tarball_key=tarballX86_64 deb_key=debAmd64 ;;
     arm64) tarball_key=tarballAarch64 deb_key=debArm64 ;;
@@ -192,28 +192,10 @@ package_linux() { # package_linux <binary> <debian arch>
   install -d -m 0755 "$root/DEBIAN" "$root/usr/bin" "$root/usr/share/doc/$name"
   install -m 0755 "$ship" "$root/usr/bin/$name"
   install -m 0644 README.md LICENSE LICENSE-MIT LICENSE-APACHE "$root/usr/share/doc/$name/"
-  # Where each browser looks for hosts registered for every user. Chrome, Chromium, Edge and Firefox
-  # document theirs. Brave and Vivaldi document none: Chromium's source (chrome/common/chrome_paths.cc)
-  # gives builds that are not Google Chrome /etc/chromium, which is what `install --system` writes for
-  # them; other packages also use /etc/opt/brave and /etc/opt/vivaldi, so the manifest is there too.
-  # A manifest for a browser that isn't installed is never read.
-  local manifest_dirs=(
-    chrome:/etc/opt/chrome/native-messaging-hosts
-    chromium:/etc/chromium/native-messaging-hosts
-    edge:/etc/opt/edge/native-messaging-hosts
-    brave:/etc/opt/brave/native-messaging-hosts
-    vivaldi:/etc/opt/vivaldi/native-messaging-hosts
-    firefox:/usr/lib/mozilla/native-messaging-hosts
-  )
-  for entry in "${manifest_dirs[@]}"; do
-    browser=${entry%%:*}
-    # A family with no ids gets no manifest: the host is not registered with those browsers.
-    if [ "$browser" = firefox ]; then [ ${#firefox_ids[@]} -gt 0 ] || continue; else [ ${#chrome_ids[@]} -gt 0 ] || continue; fi
-    dir=$root${entry#*:}
-    install -d -m 0755 "$dir"
-    "$binary" manifest --browser "$browser" --path "/usr/bin/$name" "${id_flags[@]}" >"$dir/$host_name.json"
-    chmod 0644 "$dir/$host_name.json"
-  done
+  # Every browser's manifest for every user, in each folder the binary's own table says a browser reads them
+  # from (the folders `doctor` checks), for the ids given: a family with none gets no manifest, as the host is
+  # not registered with those browsers. The files are the bytes `install` writes, readable by everyone.
+  "$binary" manifest --root "$root" --path "/usr/bin/$name" "${id_flags[@]}" >/dev/null
   # mktemp made the staging folders 0700; the package's folders are 0755 like the ones above.
   chmod 0755 "$work/$deb_arch" "$work/$deb_arch/debian" "$root"
 

@@ -19,7 +19,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::cleanup;
 use crate::cmd::{Command, Context, Success};
 use crate::error::{CacheError, ErrorCode};
-use crate::frame::{Incoming, Reply, ReplyWriter, read_frame};
+use crate::frame::{Incoming, Reply, ReplyWriter, read_frame, whole_request_waiting};
 use crate::limits::{MAX_REQUEST_FRAME_BYTES, ORPHAN_SWEEP_EVERY_MS};
 use crate::message::{Fields, reply_text, write_reply};
 
@@ -91,7 +91,7 @@ where
             Incoming::Message(bytes) => {
                 // Whole frames that have already arrived behind this one are handled with it.
                 let mut frames = vec![bytes];
-                while frames.len() < MAX_GROUP && complete_frame_waiting(reader.buffer()) {
+                while frames.len() < MAX_GROUP && whole_request_waiting(reader.buffer()) {
                     match read_frame(reader).await? {
                         Some(Incoming::Message(bytes)) => frames.push(bytes),
                         _ => unreachable!("a complete frame within the limit was waiting"),
@@ -110,13 +110,6 @@ where
         }
         out.flush().await?;
     }
-}
-
-/// Whether `buffer` starts with a whole frame within the request limit.
-fn complete_frame_waiting(buffer: &[u8]) -> bool {
-    let Some((header, body)) = buffer.split_first_chunk::<4>() else { return false };
-    let length = u32::from_ne_bytes(*header);
-    length <= MAX_REQUEST_FRAME_BYTES && body.len() >= length as usize
 }
 
 /// Handles one request frame and returns the frames of its reply.

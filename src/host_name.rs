@@ -1,8 +1,8 @@
 //! Which host this is: the name extensions pass to `connectNative`, and the names that follow from it.
 //!
-//! One source tree builds every vendor's host. The default, `com.browserx.llm_cache`, keeps the names
-//! it always had: the command, package and data folder `llm-cache-host`. Any other host name
-//! `com.example.mail_cache` gives:
+//! One source tree builds every vendor's host. The default, `com.browserx.llm_cache`, is named
+//! `llm-cache-host` wherever a person types or sees it: its command, package and data folder. Any other
+//! host name, `com.example.mail_cache` say, gives:
 //! - the command and Debian package `mail-cache`: the last component, `_` turned into `-` (a person
 //!   types it, and Debian allows no `_` in package names);
 //! - the data folder `com.example.mail_cache` (under `~/.local/share` and its kin, and as the install
@@ -112,7 +112,8 @@ impl HostName {
         &self.0
     }
 
-    /// Whether this is the default host, which keeps its historical names.
+    /// Whether this is the default host, whose command, folders and files are named `llm-cache-host`
+    /// rather than after its host name.
     pub fn is_default(&self) -> bool {
         self.0 == DEFAULT_HOST_NAME
     }
@@ -132,7 +133,7 @@ impl HostName {
     }
 
     /// The installed binary's file name: the host name, so that the copy knows which host it is;
-    /// `llm-cache-host` for the default host when this binary is a default build, as it always was.
+    /// `llm-cache-host` for the default host when this binary is a default build, like its command.
     pub fn binary_file(&self, os: Os) -> String {
         let stem = if self.is_default() && HostName::built_in().is_default() { DEFAULT_COMMAND } else { &self.0 };
         if os == Os::Windows { format!("{stem}.exe") } else { stem.to_owned() }

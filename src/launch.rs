@@ -5,10 +5,11 @@
 //! <addon id>`. Any of these means host mode, and the caller's origin namespaces its data.
 //!
 //! A person sets the host up with `install`, `uninstall` and `doctor`, and looks at the cache with
-//! `sessions`, `list`, `show` and the rest; those words never start a
-//! browser's launch line (an origin or a `.json` path does), so they are told apart by the first
-//! argument alone, and their flags are parsed by [`crate::install::cli`]. No arguments at all is
-//! a person too (someone who downloaded the binary and ran it): [`crate::install::welcome`].
+//! `sessions`, `list`, `show` and the rest; those words never start a browser's launch line (an
+//! origin or a `.json` path does), so they are told apart by the first argument alone. Host mode is
+//! decided first, from the launch line's own shape, and only then is a word looked up among the
+//! commands [`crate::cli`] defines, which parses their flags. No arguments at all is a person too
+//! (someone who downloaded the binary and ran it): [`crate::cli::welcome`].
 
 use crate::install::manifest::{FIREFOX_ID_RULE, MAX_ADDON_ID_BYTES, is_firefox_extension_id};
 
@@ -23,9 +24,9 @@ pub enum Launch {
     /// No arguments: a person started the binary (a browser always passes some), so explain it and
     /// offer to install it.
     Introduce,
-    /// A word a person types (`install`, `doctor`, `list`, ...): the arguments, starting with that word.
-    Setup(Vec<String>),
-    /// Print the usage.
+    /// A command a person types (`install`, `doctor`, `list`, ...): the arguments, starting with it.
+    Command(Vec<String>),
+    /// Print the help.
     Help,
     /// Print the version.
     Version,
@@ -38,43 +39,6 @@ const CHROME_SCHEME: &str = "chrome-extension://";
 
 /// How Firefox add-ons' data is namespaced (Firefox passes an add-on id, not an origin).
 const FIREFOX_PREFIX: &str = "moz-extension:";
-
-/// The usage text for `--help` and for wrong arguments.
-pub const USAGE: &str = "\
-llm-cache-host: the native messaging host behind the llm_cache StorageTool.
-
-Browsers start it themselves:
-  llm-cache-host chrome-extension://<extension id>/ [--parent-window=<n>]   (Chrome, Chromium, Edge, Brave, Vivaldi)
-  llm-cache-host <manifest path> <addon id>                                  (Firefox)
-
-Setting it up (run `llm-cache-host <command> --help` for the flags):
-  llm-cache-host install      copy this binary to a stable place and register it with your browsers
-  llm-cache-host uninstall    remove exactly what install wrote
-  llm-cache-host doctor       check every step a browser takes to start the host
-  llm-cache-host manifest     print the manifest install writes, for a package to ship (writes nothing)
-  llm-cache-host verify       check the store's invariants (--repair: put right what can be)
-
-Seeing and clearing the cache (each takes --json):
-  llm-cache-host sessions                     every session of every extension
-  llm-cache-host list <session>               its items, one line each
-  llm-cache-host show <session> <key>         an item's data (--pointer /a/0 for one part)
-  llm-cache-host end <session>                remove a session's items
-  llm-cache-host purge                        remove everything (asks first; --yes doesn't)
-
-Talking to the host by hand:
-  llm-cache-host call [--origin O]            one JSON request per stdin line; one reply per stdout line
-
-Other uses:
-  llm-cache-host --help       this text
-  llm-cache-host --version    the host's version
-  llm-cache-host              what this is and how to install it; in a terminal, offers to install it now
-                              (with no terminal it prints that to stderr and exits 2)
-
-Environment:
-  LLM_CACHE_DIR   data directory (default: the OS's per-user data dir + /llm-cache-host; for a host
-                  installed under another name with install --host-name NAME, + /NAME)
-  LLM_CACHE_LOG   log level or filter for <data dir>/logs (default: info)
-";
 
 /// Reads the arguments after the program name.
 pub fn parse(args: &[String]) -> Launch {
@@ -92,13 +56,6 @@ pub fn parse(args: &[String]) -> Launch {
         return Launch::Host { origin: format!("{CHROME_SCHEME}{id}/") };
     }
     match (first.as_str(), args.get(1)) {
-        (
-            "install" | "uninstall" | "doctor" | "manifest" | "verify" | "sessions" | "list" | "show" | "end" | "purge"
-            | "call",
-            _,
-        ) => Launch::Setup(args.to_vec()),
-        ("-h" | "--help" | "help", _) => Launch::Help,
-        ("-V" | "--version", _) => Launch::Version,
         (manifest, Some(addon)) if manifest.ends_with(".json") && !addon.is_empty() && !addon.starts_with('-') => {
             if !is_firefox_extension_id(addon) {
                 return Launch::Invalid(format!(
@@ -108,6 +65,9 @@ pub fn parse(args: &[String]) -> Launch {
             }
             Launch::Host { origin: format!("{FIREFOX_PREFIX}{addon}") }
         }
+        ("-h" | "--help" | "help", _) => Launch::Help,
+        ("-V" | "--version", _) => Launch::Version,
+        (word, _) if crate::cli::is_command(word) => Launch::Command(args.to_vec()),
         _ => Launch::Invalid(format!("unknown arguments: {}", args.join(" "))),
     }
 }
@@ -143,15 +103,32 @@ mod tests {
     }
 
     #[test]
+    fn every_command_is_told_apart_from_a_launch_line_by_its_first_word() {
+        for command in crate::cli::command(crate::cli::PROGRAM).get_subcommands() {
+            let word = command.get_name();
+            for second in ["cache@browserx.dev", "x.json", "chrome-extension://abcdefghijklmnopabcdefghijklmnop/"] {
+                assert_eq!(parse_words(&[word, second]), Launch::Command(vec![word.into(), second.into()]), "{word}");
+            }
+            // A manifest named like a command is still Firefox's launch line.
+            let manifest = format!("/usr/lib/mozilla/native-messaging-hosts/{word}.json");
+            assert_eq!(
+                parse_words(&[&manifest, "cache@browserx.dev"]),
+                Launch::Host { origin: "moz-extension:cache@browserx.dev".into() }
+            );
+        }
+    }
+
+    #[test]
     fn other_words() {
         assert_eq!(parse_words(&[]), Launch::Introduce);
         assert_eq!(parse_words(&["--help"]), Launch::Help);
         assert_eq!(parse_words(&["--version"]), Launch::Version);
         assert_eq!(
             parse_words(&["install", "--browser", "chromium"]),
-            Launch::Setup(vec!["install".into(), "--browser".into(), "chromium".into()])
+            Launch::Command(vec!["install".into(), "--browser".into(), "chromium".into()])
         );
-        assert_eq!(parse_words(&["doctor"]), Launch::Setup(vec!["doctor".into()]));
+        assert_eq!(parse_words(&["doctor"]), Launch::Command(vec!["doctor".into()]));
+        assert_eq!(parse_words(&["help"]), Launch::Help);
         let long = "a".repeat(MAX_ADDON_ID_BYTES + 1);
         for bad in [
             &["chrome-extension://"][..],

@@ -1,35 +1,36 @@
 //! The binary: reads the command line, then serves the protocol on stdin and stdout, or runs a
-//! set-up command (`install`, `uninstall`, `doctor`) for a person.
+//! command for a person ([`llm_cache_host::cli`]).
 //!
 //! In host mode nothing but frames is written to stdout; messages for people go to the log file, or
-//! to stderr (which browsers keep in their own logs) before the log exists. The set-up commands are
+//! to stderr (which browsers keep in their own logs) before the log exists. A person's commands are
 //! not host mode, and print their reports to stdout. With no arguments the binary explains itself
 //! and, at a terminal, offers to install itself; with no terminal it says so on stderr only.
 
-use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use llm_cache_host::cli::{self, PROGRAM, USAGE_ERROR};
 use llm_cache_host::clock::SystemClock;
 use llm_cache_host::cmd::Context;
-use llm_cache_host::launch::{self, Launch, USAGE};
+use llm_cache_host::launch::{self, Launch};
 use llm_cache_host::limits::DEFAULT_STORE_QUOTA_BYTES;
 use llm_cache_host::store::Store;
-use llm_cache_host::{config, error::CacheError, host, install, logging, paths};
+use llm_cache_host::{config, error::CacheError, host, logging, paths};
 
 fn main() -> ExitCode {
     // A lossy conversion would turn different ids into one origin; refuse what isn't UTF-8.
     let args: Result<Vec<String>, _> = std::env::args_os().skip(1).map(|a| a.into_string()).collect();
     let Ok(args) = args else {
-        eprintln!("llm-cache-host: an argument is not valid UTF-8, so it can't name an extension\n\n{USAGE}");
-        return ExitCode::from(2);
+        let help = cli::help(PROGRAM);
+        eprintln!("{PROGRAM}: an argument is not valid UTF-8, so it can't name an extension\n\n{help}");
+        return ExitCode::from(USAGE_ERROR);
     };
     match launch::parse(&args) {
         Launch::Host { origin } => run_host(origin),
-        Launch::Introduce => introduce(),
-        Launch::Setup(args) => install::cli::run(&args),
+        Launch::Introduce => cli::welcome::introduce(),
+        Launch::Command(args) => cli::run(PROGRAM, &args),
         Launch::Help => {
-            print!("{USAGE}");
+            print!("{}", cli::help(PROGRAM));
             ExitCode::SUCCESS
         }
         Launch::Version => {
@@ -37,29 +38,10 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Launch::Invalid(why) => {
-            eprintln!("llm-cache-host: {why}\n\n{USAGE}");
-            ExitCode::from(2)
+            eprintln!("{PROGRAM}: {why}\n\n{}", cli::help(PROGRAM));
+            ExitCode::from(USAGE_ERROR)
         }
     }
-}
-
-/// No arguments: a person ran the binary. At a terminal (stdin and stdout both), explain and offer to
-/// install; otherwise something else started it (a pipe, a misconfigured launcher), which may be
-/// reading stdout, so the explanation goes to stderr and the exit code says nothing was done.
-fn introduce() -> ExitCode {
-    let argv0 = std::env::args_os().next().and_then(|a| a.into_string().ok());
-    let platform = install::browsers::Platform::current();
-    let program = install::welcome::program_name(argv0.as_deref(), &platform.host);
-    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
-        return install::welcome::run(&program);
-    }
-    let installed = install::welcome::installed(&platform);
-    eprint!("{}", install::welcome::explanation(&program, &platform.host, &installed));
-    eprintln!(
-        "\n(Started with no arguments and no terminal to ask in, so nothing was installed; exit code {}.)",
-        install::welcome::NO_TERMINAL
-    );
-    ExitCode::from(install::welcome::NO_TERMINAL)
 }
 
 /// Host mode: stdout carries frames and nothing else from here on.

@@ -72,8 +72,8 @@ pub struct ItemMeta {
     /// The client's own annotations, as the JSON text it sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub custom_metadata: Option<Box<RawValue>>,
-    /// How the data is built (`json::shape`), computed when it was written; empty in records
-    /// written before shapes existed.
+    /// How the data is built (`json::shape`), computed when it was written; empty in a record that
+    /// carries none (hosts that computed no shapes wrote such records, and stores keep them).
     #[serde(default)]
     pub shape: String,
 }

@@ -242,8 +242,8 @@ fn search_answers_deep_nests_that_once_crashed_or_stalled_it() {
     assert_eq!(found["matches"][0]["storageKey"], key.as_str());
     host.in_step("conv_nests", 1);
 
-    // Nests side by side cost a rescan per level when each level was walked apart: 40 of 10,000
-    // levels, and 125 of 20,000 (5 MB), took minutes. Each is one pass now.
+    // Nests side by side must cost one pass, not a rescan per level: walked a level at a time, 40 of
+    // 10,000 levels, and 125 of 20,000 (5 MB), take minutes.
     for (nests, depth) in [(40, 10_000), (125, 20_000)] {
         let session = format!("conv_n{nests}");
         let nest = arrays(depth, "\"invoice\"");

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use common::{MAX_REPLY_FRAME, Rng, frame};
 use llm_cache_host::clock::ManualClock;
 use llm_cache_host::cmd::Context;
+use llm_cache_host::frame::client;
 use llm_cache_host::host;
 use llm_cache_host::store::Store;
 use serde::Deserialize;
@@ -214,12 +215,10 @@ async fn every_complete_frame_of_a_random_stream_is_answered_in_step() {
         // Every reply here is small: a frame each, read as raw JSON (see Frame).
         let mut rest = output.as_slice();
         let mut replies = 0;
-        while let Some((header, body)) = rest.split_first_chunk::<4>() {
-            let length = u32::from_ne_bytes(*header) as usize;
-            let text = std::str::from_utf8(&body[..length]).expect("UTF-8");
-            check_reply(&[text.to_owned()], b"a random stream");
+        while let Some(body) = client::read_frame(&mut rest).expect("whole frames") {
+            let text = String::from_utf8(body).expect("UTF-8");
+            check_reply(&[text], b"a random stream");
             replies += 1;
-            rest = &body[length..];
         }
         assert_eq!(replies, complete, "one reply per complete frame, in step");
     }

@@ -623,8 +623,8 @@ fn folders_others_can_write_are_named() {
     assert!(warnings(&machine.doctor(&selected)).is_empty());
     chmod(&home, 0o755);
 
-    // A folder install created, loosened since (as an older version left it under umask 000): doctor
-    // names it, and installing again narrows it.
+    // A folder install created, loosened since (as a umask of 000 leaves one): doctor names it, and
+    // installing again narrows it.
     let config = home.join(".config");
     chmod(&config, 0o777);
     let run = machine.doctor(&selected);

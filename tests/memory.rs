@@ -1,4 +1,4 @@
-//! The host's memory stays bounded whatever it is sent (issue 15): its peak resident set, read from
+//! The host's memory stays bounded whatever it is sent: its peak resident set, read from
 //! `/proc/<pid>/status` while it still runs, stays under [`MAX_HOST_RSS_BYTES`] through the worst
 //! sequences of requests the protocol allows: hundreds of pipelined 5 MB reads, a read naming one
 //! 5 MB item a hundred times, a full 50 MB session read, listed, searched and read by pointers, a

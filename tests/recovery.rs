@@ -211,7 +211,7 @@ fn an_interrupted_cleanup_spares_later_writes() {
     assert!(host.close().1.success());
 }
 
-/// Issue 8, item 9: from the commit that records a cleanup, the items it covers are gone for every
+/// From the commit that records a cleanup, the items it covers are gone for every
 /// reader, before any of them is deleted: read, list (page and totals, with and without a filter),
 /// stats, search, update, append and delete agree. A write meanwhile (even under a covered key) is
 /// seen alone, and survives the cleanup with totals equal to it.

@@ -27,6 +27,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use common::{Session, frame, json_match, request_frame, split_frames};
+use llm_cache_host::frame::header;
 use serde_json::Value;
 
 /// Runs one transcript and panics with a readable account of the first mismatch.
@@ -74,13 +75,13 @@ fn replay(name: &str) {
         } else if let Some(rest) = line.strip_prefix(">oversize ") {
             let (n, text) = rest.split_once(' ').unwrap_or((rest, ""));
             let n: usize = n.parse().unwrap();
-            let mut bytes = (n as u32).to_ne_bytes().to_vec();
+            let mut bytes = header(n).unwrap().to_vec();
             bytes.extend_from_slice(text.as_bytes());
             bytes.resize(4 + n, b' ');
             pending.push(bytes);
         } else if let Some(rest) = line.strip_prefix(">cut ") {
             let (n, body) = rest.split_once(' ').unwrap();
-            let mut bytes = n.parse::<u32>().unwrap().to_ne_bytes().to_vec();
+            let mut bytes = header(n.parse().unwrap()).unwrap().to_vec();
             bytes.extend_from_slice(body.as_bytes());
             pending.push(bytes);
         } else if let Some(json) = line.strip_prefix("> ") {

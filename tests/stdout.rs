@@ -7,6 +7,7 @@ use std::io::{Read, Write};
 use std::process::Stdio;
 
 use common::{frame, host_command, reassemble, request_frame, split_frames};
+use llm_cache_host::frame::client;
 use serde_json::{Value, json};
 
 #[test]
@@ -79,10 +80,8 @@ fn the_log_never_holds_data_or_descriptions() {
 /// The frames of `stdout` as text, unparsed: a reply may hold JSON that a strict parser refuses.
 fn raw_frames(mut stdout: &[u8]) -> Vec<String> {
     let mut frames = Vec::new();
-    while stdout.len() >= 4 {
-        let length = u32::from_ne_bytes(stdout[..4].try_into().unwrap()) as usize;
-        frames.push(String::from_utf8(stdout[4..4 + length].to_vec()).unwrap());
-        stdout = &stdout[4 + length..];
+    while let Some(body) = client::read_frame(&mut stdout).expect("whole frames") {
+        frames.push(String::from_utf8(body).unwrap());
     }
     frames
 }

@@ -87,8 +87,8 @@ fn an_overwritten_meta_page_or_a_missing_data_file_is_reported_not_fatal() {
     assert_eq!(hello_then_read(tmp.path(), &keys[0])["error"]["code"], "ItemNotFoundError");
 }
 
-/// Item 2 of issue 8: hosts opened while another host grows the map (past 256 MiB)
-/// used to answer everything with MDB_MAP_RESIZED. Every one of them now gets a store.
+/// Hosts opened while another host grows the map (past 256 MiB) each get a store, and none answers
+/// every request with MDB_MAP_RESIZED.
 #[test]
 fn hosts_started_while_the_map_grows_all_get_a_store() {
     let tmp = tempfile::tempdir().unwrap();

@@ -15,7 +15,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { launchWithExtension } from "../lib/browser.mjs";
 import { DEMO_GLOBAL, checkDemoExtension, keysIn } from "../lib/demo-agent.mjs";
-import { CHROMIUM, DEMO_EXTENSION_DIR, EXTENSION_ID, EXTENSION_ORIGIN, HOST_NAME, REPO_DIR } from "../lib/env.mjs";
+import { CHROMIUM, DEMO_EXTENSION_DIR, EXTENSION_ID, EXTENSION_ORIGIN, HOST_BIN, HOST_NAME, REPO_DIR } from "../lib/env.mjs";
 import { createSandbox, hostManifestPath } from "../lib/sandbox.mjs";
 
 const PACKAGE = "llm-cache-host";
@@ -24,15 +24,26 @@ const PACKAGED_BINARY = "/usr/bin/llm-cache-host";
 const OTHER_EXTENSION_ID = "abcdefghijklmnopabcdefghijklmnop";
 /** The demo's add-on, another, and one whose id has no name before its `@`, as Firefox allows. */
 const FIREFOX_IDS = ["llm-cache-demo@browserx.dev", "other-addon@example.org", "@addon-example"];
-/** Where each browser looks for hosts registered for every user, and the manifest shape it reads. */
-const SYSTEM_MANIFESTS = [
-  ["chrome", "/etc/opt/chrome/native-messaging-hosts"],
-  ["chromium", "/etc/chromium/native-messaging-hosts"],
-  ["edge", "/etc/opt/edge/native-messaging-hosts"],
-  ["brave", "/etc/opt/brave/native-messaging-hosts"],
-  ["vivaldi", "/etc/opt/vivaldi/native-messaging-hosts"],
-  ["firefox", "/usr/lib/mozilla/native-messaging-hosts"],
-].map(([browser, dir]) => ({ browser, file: path.join(dir, `${HOST_NAME}.json`) }));
+/**
+ * The manifests a package installs for every user, from the host's own table of the folders browsers read them
+ * from (the table `doctor` checks): `manifest --root` writes them and prints each file's path and the browsers that
+ * read it. Each is { browser: one that reads it, whose manifest shape it has, file }.
+ */
+function systemManifests() {
+  if (!systemManifests.found) {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "llm-cache-manifests-"));
+    try {
+      const listed = run(HOST_BIN, ["manifest", "--root", root, "--path", PACKAGED_BINARY]).trim().split("\n");
+      systemManifests.found = listed.map((line) => {
+        const at = line.lastIndexOf(" ");
+        return { browser: line.slice(at + 1).split(",")[0], file: line.slice(0, at) };
+      });
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  }
+  return systemManifests.found;
+}
 /**
  * The release build may compile everything from scratch: 1-2 min on CI's two cores, and 4-7 more for the macOS
  * build when scripts/cross/test-macos.sh, which CI runs first, hasn't built it already.
@@ -62,7 +73,7 @@ function refusal() {
   if (status && !status.startsWith("un")) {
     return `the ${PACKAGE} package is already on this machine (dpkg status "${status}"); this test would remove it, so it won't run: remove it yourself (dpkg -r ${PACKAGE}) first`;
   }
-  const taken = [PACKAGED_BINARY, ...SYSTEM_MANIFESTS.map((m) => m.file)].filter((file) => fs.existsSync(file));
+  const taken = [PACKAGED_BINARY, ...systemManifests().map((m) => m.file)].filter((file) => fs.existsSync(file));
   if (taken.length) {
     return `${taken.join(", ")} already exist${taken.length === 1 ? "s" : ""} (a system install, perhaps: llm-cache-host uninstall --system); installing the package would overwrite ${taken.length === 1 ? "it" : "them"} and removing it would delete ${taken.length === 1 ? "it" : "them"}, so the test won't run`;
   }
@@ -200,7 +211,7 @@ describe("release artifacts from scripts/release.sh, installed for real", { time
       run("dpkg", ["-i", path.join(state.out, state.deb)]);
       assert.equal(packageStatus(), "ii", "dpkg says the package is installed");
       const listed = run("dpkg", ["-L", PACKAGE]).trim().split("\n");
-      for (const file of [PACKAGED_BINARY, ...SYSTEM_MANIFESTS.map((m) => m.file)]) {
+      for (const file of [PACKAGED_BINARY, ...systemManifests().map((m) => m.file)]) {
         assert.ok(listed.includes(file), `dpkg -L lacks ${file}`);
       }
       state.packageFiles = listed.filter((p) => p !== "/." && fs.statSync(p).isFile());
@@ -208,7 +219,7 @@ describe("release artifacts from scripts/release.sh, installed for real", { time
       const binary = fs.statSync(PACKAGED_BINARY);
       assert.deepEqual([binary.mode & 0o7777, binary.uid, binary.gid], [0o755, 0, 0]);
       assert.equal(run(PACKAGED_BINARY, ["--version"]).trim(), `llm-cache-host ${state.deb.split("_")[1]}`);
-      for (const { browser, file } of SYSTEM_MANIFESTS) {
+      for (const { browser, file } of systemManifests()) {
         const stat = fs.statSync(file);
         assert.deepEqual([stat.mode & 0o7777, stat.uid, stat.gid], [0o644, 0, 0], file);
         const manifest = JSON.parse(fs.readFileSync(file, "utf8"));
@@ -241,6 +252,10 @@ describe("release artifacts from scripts/release.sh, installed for real", { time
       const plain = spawnSync(PACKAGED_BINARY, ["doctor"], { env: sandbox.env, encoding: "utf8" });
       assert.equal(plain.status, 0, `doctor:\n${plain.stdout}${plain.stderr}`);
       assert.match(plain.stdout, new RegExp(`^OK   chromium, brave, vivaldi \\(system\\): host .* registered for 2 extensions \\(${EXTENSION_ID}, ${OTHER_EXTENSION_ID}\\)`, "m"), plain.stdout);
+      // Every folder the package wrote is checked, those only Brave and Vivaldi read included.
+      for (const browser of ["brave", "vivaldi"]) {
+        assert.match(plain.stdout, new RegExp(`^OK   ${browser} \\(system\\): host .* registered for 2 extensions`, "m"), plain.stdout);
+      }
       assert.match(plain.stdout, /^OK   store: the host wrote, read back and deleted an item/m, plain.stdout);
       assert.doesNotMatch(plain.stdout, /^WARN /m, plain.stdout);
 
@@ -264,7 +279,7 @@ describe("release artifacts from scripts/release.sh, installed for real", { time
       assert.ok(!packageStatus().startsWith("ii"), `dpkg status after dpkg -r: ${packageStatus()}`);
       const left = state.debPaths.filter((p) => !state.existedBefore.has(p) && fs.existsSync(p));
       assert.deepEqual(left, [], "paths the package created are still there");
-      for (const file of [...state.packageFiles, ...SYSTEM_MANIFESTS.map((m) => m.file)]) {
+      for (const file of [...state.packageFiles, ...systemManifests().map((m) => m.file)]) {
         assert.equal(fs.existsSync(file), false, `${file} is still there`);
       }
     });

@@ -20,8 +20,11 @@
 //!   (`BraveSoftware/Brave-Browser` per brave-core's `chrome_paths_linux.cc`; `vivaldi` and `Vivaldi`
 //!   as KeePassXC's installer uses them) plus `NativeMessagingHosts`, as for every Chromium build.
 //!   System level: they are not Google-branded builds, so Chromium's `chrome_paths.cc` gives them
-//!   Chromium's system folders. Windows: every Chromium build falls back to Chrome's registry key
-//!   (see above), which is also what KeePassXC writes for both, so that is the key we write.
+//!   Chromium's system folders, which `install --system` writes; on Linux other packages put their
+//!   manifests in `/etc/opt/brave` and `/etc/opt/vivaldi` too, so a package (`manifest --root`) writes
+//!   those as well, and `doctor` checks every one of them. Windows: every Chromium build falls back
+//!   to Chrome's registry key (see above), which is also what KeePassXC writes for both, so that is
+//!   the key we write.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -65,6 +68,18 @@ impl Browser {
             Browser::Brave => "brave",
             Browser::Vivaldi => "vivaldi",
             Browser::Firefox => "firefox",
+        }
+    }
+
+    /// The browser's name, as help and documents write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Browser::Chrome => "Chrome",
+            Browser::Chromium => "Chromium",
+            Browser::Edge => "Edge",
+            Browser::Brave => "Brave",
+            Browser::Vivaldi => "Vivaldi",
+            Browser::Firefox => "Firefox",
         }
     }
 
@@ -252,7 +267,107 @@ impl fmt::Display for Unresolved {
     }
 }
 
-/// Where `browser` looks for the manifest of `platform`'s host at `scope`.
+/// Where one browser reads host manifests on one OS: a row of [`MANIFEST_FOLDERS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Folders {
+    /// The OS.
+    pub os: Os,
+    /// The browser.
+    pub browser: Browser,
+    /// Where it reads them there.
+    pub reads: Reads,
+}
+
+/// Where a browser reads host manifests on one OS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reads {
+    /// Manifest files in folders (Linux, macOS).
+    Files {
+        /// The folder for the current user's hosts: a path under one of the user's folders.
+        user: (UserBase, &'static str),
+        /// The folders for every user's hosts. `install --system` writes the first; a package writes
+        /// each (the others are where other packages put the browser's manifests, which it reads too).
+        system: &'static [&'static str],
+    },
+    /// A registry key under `HKCU` (the current user's hosts) or `HKLM` (every user's), ending in
+    /// `NativeMessagingHosts\<host name>`, whose default value is the manifest file's path (Windows).
+    Registry {
+        /// The key up to `NativeMessagingHosts`.
+        vendor_key: &'static str,
+    },
+}
+
+/// The user's folder a browser's own manifest folder is under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UserBase {
+    /// The home folder.
+    Home,
+    /// Linux: `$XDG_CONFIG_HOME` if absolute, else `~/.config` (Chromium's rule for its user data).
+    ConfigHome,
+    /// macOS: `~/Library/Application Support`.
+    ApplicationSupport,
+}
+
+impl UserBase {
+    /// The folder as help and documents write it.
+    pub fn shown(self) -> &'static str {
+        match self {
+            UserBase::Home => "~",
+            UserBase::ConfigHome => "~/.config",
+            UserBase::ApplicationSupport => "~/Library/Application Support",
+        }
+    }
+}
+
+/// Where every browser reads host manifests, on every OS: the one table that `install`, `uninstall`,
+/// `doctor`, the welcome, `manifest --root` (and so the .deb), `install --help` and
+/// docs/distributing.md all follow. The sources are in this module's comment.
+#[rustfmt::skip] // A table: a row per browser and OS, its columns aligned.
+pub const MANIFEST_FOLDERS: [Folders; 18] = {
+    use Browser::{Brave, Chrome, Chromium, Edge, Firefox, Vivaldi};
+    use Os::{Linux, MacOs};
+    use UserBase::{ApplicationSupport as Support, ConfigHome as Config, Home};
+    const fn files(os: Os, browser: Browser, base: UserBase, user: &'static str, system: &'static [&'static str]) -> Folders {
+        Folders { os, browser, reads: Reads::Files { user: (base, user), system } }
+    }
+    const fn registry(browser: Browser, vendor_key: &'static str) -> Folders {
+        Folders { os: Os::Windows, browser, reads: Reads::Registry { vendor_key } }
+    }
+    const ETC_CHROMIUM: &str = "/etc/chromium/native-messaging-hosts";
+    const LIBRARY_CHROMIUM: &str = "/Library/Application Support/Chromium/NativeMessagingHosts";
+    [
+        files(Linux, Chrome,   Config, "google-chrome/NativeMessagingHosts",               &["/etc/opt/chrome/native-messaging-hosts"]),
+        files(Linux, Chromium, Config, "chromium/NativeMessagingHosts",                    &[ETC_CHROMIUM]),
+        files(Linux, Edge,     Config, "microsoft-edge/NativeMessagingHosts",              &["/etc/opt/edge/native-messaging-hosts"]),
+        files(Linux, Brave,    Config, "BraveSoftware/Brave-Browser/NativeMessagingHosts", &[ETC_CHROMIUM, "/etc/opt/brave/native-messaging-hosts"]),
+        files(Linux, Vivaldi,  Config, "vivaldi/NativeMessagingHosts",                     &[ETC_CHROMIUM, "/etc/opt/vivaldi/native-messaging-hosts"]),
+        files(Linux, Firefox,  Home,   ".mozilla/native-messaging-hosts",                  &["/usr/lib/mozilla/native-messaging-hosts"]),
+        files(MacOs, Chrome,   Support, "Google/Chrome/NativeMessagingHosts",               &["/Library/Google/Chrome/NativeMessagingHosts"]),
+        files(MacOs, Chromium, Support, "Chromium/NativeMessagingHosts",                    &[LIBRARY_CHROMIUM]),
+        files(MacOs, Edge,     Support, "Microsoft Edge/NativeMessagingHosts",              &["/Library/Microsoft/Edge/NativeMessagingHosts"]),
+        files(MacOs, Brave,    Support, "BraveSoftware/Brave-Browser/NativeMessagingHosts", &[LIBRARY_CHROMIUM]),
+        files(MacOs, Vivaldi,  Support, "Vivaldi/NativeMessagingHosts",                     &[LIBRARY_CHROMIUM]),
+        files(MacOs, Firefox,  Support, "Mozilla/NativeMessagingHosts",                     &["/Library/Application Support/Mozilla/NativeMessagingHosts"]),
+        registry(Chrome,   "Software\\Google\\Chrome"),
+        registry(Chromium, "Software\\Chromium"),
+        registry(Edge,     "Software\\Microsoft\\Edge"),
+        registry(Brave,    "Software\\Google\\Chrome"),
+        registry(Vivaldi,  "Software\\Google\\Chrome"),
+        registry(Firefox,  "Software\\Mozilla"),
+    ]
+};
+
+/// Where `browser` reads host manifests on `os`: its row of [`MANIFEST_FOLDERS`].
+pub fn reads(browser: Browser, os: Os) -> Reads {
+    MANIFEST_FOLDERS
+        .iter()
+        .find(|row| row.os == os && row.browser == browser)
+        .map(|row| row.reads)
+        .expect("MANIFEST_FOLDERS has a row for every browser on every OS")
+}
+
+/// Where `browser` looks for the manifest of `platform`'s host at `scope`: for every user, the first
+/// of its system folders (where `install --system` writes).
 ///
 /// On Windows the manifest file itself lives where [`windows_manifest_dir`] says, under `base` (the
 /// folder `install` keeps its own files in for this scope).
@@ -265,40 +380,38 @@ pub fn manifest_location(
     platform: &Platform,
     base: &Path,
 ) -> Result<Location, Unresolved> {
+    let mut locations = manifest_locations(browser, scope, platform, base)?;
+    Ok(locations.swap_remove(0))
+}
+
+/// Every place `browser` reads the manifest of `platform`'s host from at `scope`: one for this user,
+/// and for every user each of its system folders (one registry key on Windows).
+///
+/// # Errors
+/// As [`manifest_location`].
+pub fn manifest_locations(
+    browser: Browser,
+    scope: Scope,
+    platform: &Platform,
+    base: &Path,
+) -> Result<Vec<Location>, Unresolved> {
     let file = |dir: PathBuf| Location::File { manifest: dir.join(platform.host.manifest_file()) };
     let missing = |what: &str| Unresolved(format!("can't tell where {browser} looks for hosts: {what} is not set"));
-    Ok(match (platform.os, scope) {
-        (Os::Linux, Scope::User) => {
-            if browser == Browser::Firefox {
-                file(platform.home().ok_or_else(|| missing("HOME"))?.join(".mozilla/native-messaging-hosts"))
-            } else {
-                let config = platform.config_home().ok_or_else(|| missing("HOME"))?;
-                file(config.join(linux_user_data_dir(browser)).join("NativeMessagingHosts"))
-            }
+    Ok(match (reads(browser, platform.os), scope) {
+        (Reads::Files { user: (under, folder), .. }, Scope::User) => {
+            let base = match under {
+                UserBase::Home => platform.home(),
+                UserBase::ConfigHome => platform.config_home(),
+                UserBase::ApplicationSupport => platform.home().map(|home| home.join("Library/Application Support")),
+            };
+            vec![file(base.ok_or_else(|| missing("HOME"))?.join(folder))]
         }
-        (Os::Linux, Scope::System) => file(PathBuf::from(match browser {
-            Browser::Chrome => "/etc/opt/chrome/native-messaging-hosts",
-            Browser::Edge => "/etc/opt/edge/native-messaging-hosts",
-            Browser::Chromium | Browser::Brave | Browser::Vivaldi => "/etc/chromium/native-messaging-hosts",
-            Browser::Firefox => "/usr/lib/mozilla/native-messaging-hosts",
-        })),
-        (Os::MacOs, Scope::User) => {
-            let support = platform.home().ok_or_else(|| missing("HOME"))?.join("Library/Application Support");
-            file(support.join(mac_user_data_dir(browser)).join("NativeMessagingHosts"))
-        }
-        (Os::MacOs, Scope::System) => file(PathBuf::from(match browser {
-            Browser::Chrome => "/Library/Google/Chrome/NativeMessagingHosts",
-            Browser::Edge => "/Library/Microsoft/Edge/NativeMessagingHosts",
-            Browser::Chromium | Browser::Brave | Browser::Vivaldi => {
-                "/Library/Application Support/Chromium/NativeMessagingHosts"
-            }
-            Browser::Firefox => "/Library/Application Support/Mozilla/NativeMessagingHosts",
-        })),
-        (Os::Windows, _) => Location::Registry {
+        (Reads::Files { system, .. }, Scope::System) => system.iter().map(|dir| file(PathBuf::from(dir))).collect(),
+        (Reads::Registry { vendor_key }, _) => vec![Location::Registry {
             hive: Hive::for_scope(scope),
-            key: format!("{}\\NativeMessagingHosts\\{}", windows_vendor_key(browser), platform.host),
+            key: format!("{vendor_key}\\NativeMessagingHosts\\{}", platform.host),
             manifest: windows_manifest_dir(base, browser.family()).join(platform.host.manifest_file()),
-        },
+        }],
     })
 }
 
@@ -308,40 +421,6 @@ pub fn manifest_location(
 pub fn profile_location(os: Os, host: &HostName, user_data_dir: &Path) -> Option<Location> {
     (os != Os::Windows)
         .then(|| Location::File { manifest: user_data_dir.join("NativeMessagingHosts").join(host.manifest_file()) })
-}
-
-/// The browser's user data directory under `~/.config` (Linux).
-fn linux_user_data_dir(browser: Browser) -> &'static str {
-    match browser {
-        Browser::Chrome => "google-chrome",
-        Browser::Chromium => "chromium",
-        Browser::Edge => "microsoft-edge",
-        Browser::Brave => "BraveSoftware/Brave-Browser",
-        Browser::Vivaldi => "vivaldi",
-        Browser::Firefox => "mozilla",
-    }
-}
-
-/// The browser's user data directory under `~/Library/Application Support` (macOS).
-fn mac_user_data_dir(browser: Browser) -> &'static str {
-    match browser {
-        Browser::Chrome => "Google/Chrome",
-        Browser::Chromium => "Chromium",
-        Browser::Edge => "Microsoft Edge",
-        Browser::Brave => "BraveSoftware/Brave-Browser",
-        Browser::Vivaldi => "Vivaldi",
-        Browser::Firefox => "Mozilla",
-    }
-}
-
-/// The registry key under `HKCU` or `HKLM` that holds `NativeMessagingHosts` for the browser.
-fn windows_vendor_key(browser: Browser) -> &'static str {
-    match browser {
-        Browser::Chrome | Browser::Brave | Browser::Vivaldi => "Software\\Google\\Chrome",
-        Browser::Chromium => "Software\\Chromium",
-        Browser::Edge => "Software\\Microsoft\\Edge",
-        Browser::Firefox => "Software\\Mozilla",
-    }
 }
 
 /// Windows: the folder holding the manifest file a registry key points at. Browsers of one family
@@ -582,6 +661,57 @@ mod tests {
         for (os, browser, dir) in cases {
             assert_eq!(system(os, browser), PathBuf::from(format!("{dir}/{NAME}")), "{os:?} {browser}");
         }
+    }
+
+    #[test]
+    fn the_table_has_a_row_for_every_browser_on_every_os() {
+        for os in [Os::Linux, Os::MacOs, Os::Windows] {
+            let browsers: Vec<Browser> =
+                MANIFEST_FOLDERS.iter().filter(|row| row.os == os).map(|row| row.browser).collect();
+            assert_eq!(browsers, Browser::ALL, "{os:?}: one row per browser, in the order reports list them");
+            for browser in Browser::ALL {
+                assert_eq!(matches!(reads(browser, os), Reads::Registry { .. }), os == Os::Windows, "{os:?} {browser}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_system_folder_of_a_browser_is_a_location_the_first_where_install_writes() {
+        let linux = Platform::new(Os::Linux, &[]);
+        let all = |browser| -> Vec<PathBuf> {
+            let locations = manifest_locations(browser, Scope::System, &linux, Path::new("/b")).unwrap();
+            locations.iter().map(|location| location.manifest().to_owned()).collect()
+        };
+        let file = |dir: &str| PathBuf::from(format!("{dir}/{NAME}"));
+        assert_eq!(
+            all(Browser::Brave),
+            [file("/etc/chromium/native-messaging-hosts"), file("/etc/opt/brave/native-messaging-hosts")]
+        );
+        assert_eq!(
+            all(Browser::Vivaldi),
+            [file("/etc/chromium/native-messaging-hosts"), file("/etc/opt/vivaldi/native-messaging-hosts")]
+        );
+        assert_eq!(all(Browser::Chrome), [file("/etc/opt/chrome/native-messaging-hosts")]);
+        let user = manifest_locations(
+            Browser::Brave,
+            Scope::User,
+            &Platform::new(Os::Linux, &[("HOME", "/h")]),
+            Path::new("/b"),
+        );
+        assert_eq!(user.unwrap().len(), 1, "one folder for the user's own hosts");
+    }
+
+    /// docs/distributing.md's table of the folders the .deb writes is this table's Linux system folders.
+    #[test]
+    fn the_docs_list_the_folders_of_this_table() {
+        let doc = include_str!("../../docs/distributing.md");
+        let mut table = String::from("| browser | folders |\n| --- | --- |\n");
+        for row in MANIFEST_FOLDERS.iter().filter(|row| row.os == Os::Linux) {
+            let Reads::Files { system, .. } = row.reads else { panic!("Linux reads files") };
+            let folders: Vec<String> = system.iter().map(|folder| format!("`{folder}`")).collect();
+            table.push_str(&format!("| {} | {} |\n", row.browser.name(), folders.join(", ")));
+        }
+        assert!(doc.contains(&table), "docs/distributing.md should hold this table of the .deb's folders:\n{table}");
     }
 
     #[test]

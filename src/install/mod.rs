@@ -1,17 +1,18 @@
-//! Setting the host up for browsers: `llm-cache-host install | uninstall | doctor`.
+//! Registering the host with browsers: where each browser reads manifests, what `install` writes
+//! there and records, and how `uninstall` removes it. The commands' flags are in [`crate::cli`], and
+//! the checks of all this in [`crate::doctor`].
 //!
-//! These are commands for a person at a terminal, so unlike host mode they print to stdout.
+//! What runs here runs for a person at a terminal, so unlike host mode it reports on stdout.
 //!
 //! # Layout
-//! - [`cli`]: the subcommands' flags (clap) and the exit codes.
 //! - [`browsers`]: the browsers, where each looks for host manifests on each OS (the tables, with
 //!   their sources), and which are installed, natively or as Snap/Flatpak builds.
 //! - [`layout`]: where `install` keeps its own files (the binary's copy, the record).
 //! - [`manifest`]: the host manifest's contents, matching the templates in `manifest/`.
 //! - [`record`]: the install record that `uninstall` undoes.
+//! - [`package`]: the manifests a package (the .deb) installs for every user, written under its root.
 //! - [`allowed`]: which extensions an install allows, united when an install adds one.
-//! - [`install`], [`uninstall`], [`doctor`]: the three commands.
-//! - [`welcome`]: the binary started with no arguments: what it is, and the offer to install it.
+//! - [`install`], [`uninstall`]: writing and removing a registration.
 //! - [`owner`]: who else could change what `install` writes: the refusal to write a user install into
 //!   someone else's folders, and the warnings about folders on the way that others can write.
 //! - [`policy`]: enterprise policies that block hosts.
@@ -20,20 +21,18 @@
 
 pub mod allowed;
 pub mod browsers;
-pub mod cli;
-pub mod doctor;
 #[allow(clippy::module_inception)] // `install::install` is the `install` command, beside `uninstall`.
 pub mod install;
 pub mod layout;
 pub mod manifest;
 pub mod owner;
+pub mod package;
 pub mod policy;
 pub mod record;
 pub mod registry;
 pub mod uninstall;
-pub mod welcome;
 #[cfg(windows)]
-mod windows;
+pub mod windows;
 
 use std::fmt;
 use std::fs::{File, OpenOptions};
@@ -94,7 +93,7 @@ impl Target {
 }
 
 /// Adds `target` to `targets` unless its location is there already (then the browsers join).
-fn push_target(targets: &mut Vec<Target>, target: Target) {
+pub fn push_target(targets: &mut Vec<Target>, target: Target) {
     if !targets.iter_mut().any(|old| old.absorb(&target)) {
         targets.push(target);
     }
@@ -134,16 +133,34 @@ pub fn system_base(platform: &Platform) -> Result<PathBuf, Failure> {
     Ok(under_system_root(platform, &layout::install_base(Scope::System, platform)?))
 }
 
-/// The target for `browser` registered for every user, its manifest under the system root.
+/// The target for `browser` registered for every user where `install --system` writes it, its
+/// manifest under the system root.
 ///
 /// # Errors
 /// As [`browsers::manifest_location`].
 pub fn system_target(browser: Browser, platform: &Platform) -> Result<Target, Failure> {
-    let mut target = browser_target(browser, Scope::System, platform, &system_base(platform)?)?;
-    if let Location::File { manifest } = &target.location {
-        target.location = Location::File { manifest: under_system_root(platform, manifest) };
-    }
-    Ok(target)
+    let mut targets = system_targets(browser, platform)?;
+    Ok(targets.swap_remove(0))
+}
+
+/// Every target `browser` reads a manifest registered for every user from (each of its system
+/// folders, see [`browsers::MANIFEST_FOLDERS`]), their manifests under the system root.
+///
+/// # Errors
+/// As [`browsers::manifest_location`].
+pub fn system_targets(browser: Browser, platform: &Platform) -> Result<Vec<Target>, Failure> {
+    let locations = browsers::manifest_locations(browser, Scope::System, platform, &system_base(platform)?)?;
+    let rooted = |location| match location {
+        Location::File { manifest } => Location::File { manifest: under_system_root(platform, &manifest) },
+        registry => registry,
+    };
+    let target = |location| Target {
+        label: browser.id().to_owned(),
+        browsers: vec![browser],
+        family: browser.family(),
+        location: rooted(location),
+    };
+    Ok(locations.into_iter().map(target).collect())
 }
 
 /// Whether a manifest is registered at `location`: the file is there (on Windows, the registry key too).
@@ -159,7 +176,8 @@ pub fn registered(location: &Location, os: crate::paths::Os) -> bool {
 }
 
 /// The manifests registered here for `browsers`: this user's (when `user_base`, the user install's
-/// base, is given) and the system-wide ones, each location once.
+/// base, is given) and the system-wide ones in every folder a browser reads them from (a package's
+/// and `install --system`'s), each location once.
 ///
 /// # Errors
 /// When a location can't be worked out.
@@ -176,9 +194,10 @@ pub fn registered_targets(
                 push_target(&mut user, target);
             }
         }
-        let target = system_target(browser, platform)?;
-        if registered(&target.location, platform.os) {
-            push_target(&mut system, target);
+        for target in system_targets(browser, platform)? {
+            if registered(&target.location, platform.os) {
+                push_target(&mut system, target);
+            }
         }
     }
     Ok((user, system))
@@ -355,7 +374,7 @@ fn create_dirs(dir: &Path, mode: u32, created: &mut Vec<PathBuf>) -> io::Result<
 }
 
 /// Prints a line; a closed stdout is no reason to stop installing.
-fn say(out: &mut dyn Write, line: impl fmt::Display) {
+pub fn say(out: &mut dyn Write, line: impl fmt::Display) {
     let _ = writeln!(out, "{line}");
 }
 

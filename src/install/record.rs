@@ -35,8 +35,8 @@ pub struct Record {
     pub entries: Vec<Target>,
     /// Folders `install` created, which `uninstall` removes when they are empty again.
     pub created_dirs: Vec<PathBuf>,
-    /// The Chrome extension ids every Chromium-family manifest of this install allows (a record from
-    /// before this field has none: its manifests say which).
+    /// The Chrome extension ids every Chromium-family manifest of this install allows (a record may
+    /// lack the field: then its manifests say which).
     #[serde(default)]
     pub extension_ids: Vec<String>,
     /// The Firefox add-on ids every Firefox manifest of this install allows.
@@ -60,7 +60,7 @@ impl Record {
     }
 
     /// Every extension this install allows: the ids recorded, and those its manifests allow (which
-    /// covers a record written before the ids were).
+    /// covers a record that lists no ids).
     pub fn allowed(&self) -> Allowed {
         let mut allowed = Allowed { chrome: self.extension_ids.clone(), firefox: self.firefox_extension_ids.clone() };
         for entry in &self.entries {

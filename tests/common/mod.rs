@@ -1,7 +1,8 @@
 //! Drives the real binary over pipes, as Chrome does: frames in, frames out.
 //!
 //! Every byte the host writes to stdout is checked to be a frame of at most 1 MiB holding JSON, and
-//! chunked replies are reassembled, so tests see whole replies.
+//! chunked replies are reassembled, so tests see whole replies. Both are the host's own client
+//! ([`llm_cache_host::frame::client`]), the one `call` and `doctor` read the host with.
 
 #![allow(dead_code)] // Each test file uses a different part of this.
 
@@ -11,6 +12,7 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::thread;
 
+use llm_cache_host::frame::{self, client};
 use serde_json::Value;
 
 pub mod machine;
@@ -22,7 +24,7 @@ pub use rng::Rng;
 pub const ORIGIN: &str = "chrome-extension://testextensionaaaaaaaaaaaaaaaaaa/";
 
 /// The largest frame the host may send.
-pub const MAX_REPLY_FRAME: usize = 1024 * 1024;
+pub const MAX_REPLY_FRAME: usize = llm_cache_host::limits::MAX_REPLY_FRAME_BYTES;
 
 /// The host binary under test: the one cargo built for these tests, unless `LLM_CACHE_TEST_BINARY` names
 /// another build of it. scripts/cross/test-linux-arm64.sh names the arm64 build there, which the kernel
@@ -78,9 +80,7 @@ pub fn host_command_with_args(dir: &Path, args: &[impl AsRef<OsStr>]) -> Command
 
 /// One frame: a native-endian u32 length and the bytes.
 pub fn frame(body: &[u8]) -> Vec<u8> {
-    let mut bytes = (body.len() as u32).to_ne_bytes().to_vec();
-    bytes.extend_from_slice(body);
-    bytes
+    frame::framed(body).expect("a frame under 4 GiB")
 }
 
 /// A request as a frame.
@@ -124,43 +124,26 @@ pub fn run_host(dir: &Path, origin: &str, input: Vec<u8>) -> Output {
 /// 1 MiB holding one JSON object.
 pub fn split_frames(mut bytes: &[u8]) -> Vec<Value> {
     let mut frames = Vec::new();
-    while !bytes.is_empty() {
-        assert!(bytes.len() >= 4, "stdout ends with {} stray bytes", bytes.len());
-        let length = u32::from_ne_bytes(bytes[..4].try_into().unwrap()) as usize;
-        assert!(length <= MAX_REPLY_FRAME, "a frame of {length} bytes is over 1 MiB");
-        assert!(bytes.len() >= 4 + length, "stdout ends inside a frame");
-        let value: Value = serde_json::from_slice(&bytes[4..4 + length]).expect("every frame is JSON");
+    while let Some(body) = client::read_frame(&mut bytes).unwrap_or_else(|e| panic!("stdout is not whole frames: {e}"))
+    {
+        let value: Value = serde_json::from_slice(&body).expect("every frame is JSON");
         assert!(value.is_object(), "every frame is a JSON object: {value}");
         frames.push(value);
-        bytes = &bytes[4 + length..];
     }
     frames
 }
 
-/// Joins chunk frames into the replies they carry; other frames are replies already.
+/// Joins chunk frames into the replies they carry (in order, with their reply's id); other frames are
+/// replies already.
 pub fn reassemble(frames: Vec<Value>) -> Vec<Value> {
     let mut replies = Vec::new();
-    let mut text = String::new();
-    let mut next_chunk = 0;
+    let mut joiner = client::Joiner::default();
     for frame in frames {
-        let Some(chunk) = frame.get("chunk").and_then(Value::as_u64) else {
-            assert_eq!(next_chunk, 0, "a reply came in the middle of a chunked one");
-            replies.push(frame);
-            continue;
-        };
-        let chunks = frame["chunks"].as_u64().expect("a chunk says how many chunks there are");
-        assert_eq!(chunk, next_chunk, "chunks come in order");
-        text.push_str(frame["part"].as_str().expect("a chunk has a string part"));
-        next_chunk += 1;
-        if next_chunk == chunks {
-            let reply: Value = serde_json::from_str(&text).expect("the parts make one JSON reply");
-            assert_eq!(reply["id"], frame["id"], "chunks carry their reply's id");
-            replies.push(reply);
-            text.clear();
-            next_chunk = 0;
-        }
+        let joined = joiner.take(frame.to_string().into_bytes()).unwrap_or_else(|e| panic!("{e}"));
+        replies
+            .extend(joined.map(|reply| serde_json::from_str::<Value>(&reply).expect("the parts make one JSON reply")));
     }
-    assert_eq!(next_chunk, 0, "a chunked reply was left unfinished");
+    assert!(!joiner.inside_reply(), "a chunked reply was left unfinished");
     replies
 }
 
@@ -210,42 +193,16 @@ impl Session {
 
     /// Reads one frame's body, as it came, checking its size.
     pub fn read_frame_bytes(&mut self) -> Vec<u8> {
-        let mut header = [0u8; 4];
-        self.stdout.read_exact(&mut header).expect("a reply");
-        let length = u32::from_ne_bytes(header) as usize;
-        assert!(length <= MAX_REPLY_FRAME, "a frame of {length} bytes is over 1 MiB");
-        let mut body = vec![0u8; length];
-        self.stdout.read_exact(&mut body).unwrap();
-        body
+        let frame = client::read_frame(&mut self.stdout).unwrap_or_else(|e| panic!("a reply frame: {e}"));
+        frame.expect("a reply, not the end of the host's output")
     }
 
     /// Reads one whole reply as JSON text, reassembling chunks, without making a [`Value`] of it: a
     /// reply nested deeper than serde_json's recursion limit (128) can't be one. Read its parts with
     /// [`member`].
     pub fn read_reply_text(&mut self) -> String {
-        /// A frame's chunk fields; whatever else it holds is skipped by serde without recursion.
-        #[derive(serde::Deserialize)]
-        struct Chunk {
-            chunk: Option<u64>,
-            chunks: Option<u64>,
-            part: Option<String>,
-        }
-        let mut text = String::new();
-        let mut next = 0;
-        loop {
-            let body = String::from_utf8(self.read_frame_bytes()).expect("every frame is UTF-8");
-            let frame: Chunk = serde_json::from_str(&body).expect("every frame is a JSON object");
-            let (Some(chunk), Some(chunks), Some(part)) = (frame.chunk, frame.chunks, frame.part) else {
-                assert_eq!(next, 0, "a reply came in the middle of a chunked one");
-                return body;
-            };
-            assert_eq!(chunk, next, "chunks come in order");
-            text.push_str(&part);
-            next += 1;
-            if next == chunks {
-                return text;
-            }
-        }
+        let reply = client::read_reply(&mut self.stdout).unwrap_or_else(|e| panic!("a reply: {e}"));
+        reply.expect("a reply, not the end of the host's output")
     }
 
     /// Sends a request given as JSON text (which may nest deeper than a [`Value`] can) and returns
@@ -257,13 +214,7 @@ impl Session {
 
     /// Reads one whole reply, reassembling chunks.
     pub fn read_reply(&mut self) -> Value {
-        let first = self.read_frame();
-        let Some(chunks) = first.get("chunks").and_then(Value::as_u64) else { return first };
-        let mut frames = vec![first];
-        for _ in 1..chunks {
-            frames.push(self.read_frame());
-        }
-        reassemble(frames).pop().unwrap()
+        serde_json::from_str(&self.read_reply_text()).expect("every reply is JSON")
     }
 
     /// Sends a request and returns its reply.
@@ -382,7 +333,7 @@ pub fn logs(dir: &Path) -> String {
         .collect()
 }
 
-/// The most resident memory a host may ever take (issue 15), whatever sequence of requests within the
+/// The most resident memory a host may ever take, whatever sequence of requests within the
 /// protocol's limits it is sent: its peak RSS (`VmHWM`), heap and mapped files together.
 pub const MAX_HOST_RSS_BYTES: u64 = 64 * 1024 * 1024;
 

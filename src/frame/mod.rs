@@ -1,5 +1,8 @@
 //! The native-messaging frame codec: a u32 length in native byte order, then that many bytes of JSON.
 //!
+//! The header is read and written here and nowhere else ([`header`], [`announced`]), for both ends
+//! of the wire: the host's side in this file, the client's side in [`client`].
+//!
 //! Reading: [`read_frame`] yields one frame's bytes, or [`Incoming::Oversized`] for a frame longer than
 //! a request can need, whose bytes it reads and drops in small pieces so the stream stays in step.
 //! Writing: [`ReplyWriter`] sends replies, cutting one longer than Chrome accepts from a host (1 MiB)
@@ -13,6 +16,47 @@ use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::limits::{MAX_REPLY_FRAME_BYTES, MAX_REQUEST_FRAME_BYTES, OVERSIZED_HEAD_BYTES};
+
+pub mod client;
+
+/// The length of a frame's header: the body's length as a u32 in the browser's own (native) byte order.
+pub const HEADER_BYTES: usize = 4;
+
+/// The header of a frame whose body is `length` bytes.
+///
+/// # Errors
+/// `InvalidInput` for a body over 4 GiB, whose length no header can say.
+pub fn header(length: usize) -> io::Result<[u8; HEADER_BYTES]> {
+    let length =
+        u32::try_from(length).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a frame over 4 GiB"))?;
+    let mut header = [0u8; HEADER_BYTES];
+    NativeEndian::write_u32(&mut header, length);
+    Ok(header)
+}
+
+/// The body length a frame's header announces.
+pub fn announced(header: [u8; HEADER_BYTES]) -> u32 {
+    NativeEndian::read_u32(&header)
+}
+
+/// `body` as one frame: its header, then its bytes.
+///
+/// # Errors
+/// As [`header`].
+pub fn framed(body: &[u8]) -> io::Result<Vec<u8>> {
+    let mut frame = Vec::with_capacity(HEADER_BYTES + body.len());
+    frame.extend_from_slice(&header(body.len())?);
+    frame.extend_from_slice(body);
+    Ok(frame)
+}
+
+/// Whether `buffer` starts with a whole frame within the request limit: one that [`read_frame`] takes
+/// from the buffer without waiting for more input.
+pub fn whole_request_waiting(buffer: &[u8]) -> bool {
+    let Some((header, body)) = buffer.split_first_chunk::<HEADER_BYTES>() else { return false };
+    let length = announced(*header);
+    length <= MAX_REQUEST_FRAME_BYTES && body.len() >= length as usize
+}
 
 /// One frame read from the browser.
 #[derive(Debug, PartialEq, Eq)]
@@ -35,7 +79,7 @@ pub enum Incoming {
 /// # Errors
 /// `UnexpectedEof` when input ends inside a frame, and any error of the reader.
 pub async fn read_frame<R: AsyncRead + Unpin>(reader: &mut R) -> io::Result<Option<Incoming>> {
-    let mut header = [0u8; 4];
+    let mut header = [0u8; HEADER_BYTES];
     let mut filled = 0;
     while filled < header.len() {
         match reader.read(&mut header[filled..]).await? {
@@ -44,7 +88,7 @@ pub async fn read_frame<R: AsyncRead + Unpin>(reader: &mut R) -> io::Result<Opti
             n => filled += n,
         }
     }
-    let length = NativeEndian::read_u32(&header);
+    let length = announced(header);
     if length > MAX_REQUEST_FRAME_BYTES && looks_like_text(&header) {
         return Ok(Some(Incoming::NotFramed(header)));
     }
@@ -73,7 +117,7 @@ pub async fn read_frame<R: AsyncRead + Unpin>(reader: &mut R) -> io::Result<Opti
 /// Whether a frame header is the start of JSON text instead: `{` or `[` (after any white space)
 /// followed by printable ASCII. No real frame over the limit has such a header, as a length it is
 /// over 2^24 only because its bytes are text.
-fn looks_like_text(header: &[u8; 4]) -> bool {
+fn looks_like_text(header: &[u8; HEADER_BYTES]) -> bool {
     let start = header.iter().position(|b| !b.is_ascii_whitespace());
     start.is_some_and(|at| matches!(header[at], b'{' | b'['))
         && header.iter().all(|b| b.is_ascii_graphic() || b.is_ascii_whitespace())
@@ -261,10 +305,10 @@ impl<W: AsyncWrite + Unpin> ReplyWriter<W> {
 /// Appends one frame to `out`: a length header, then the bytes `body` appends.
 fn push_frame(out: &mut Vec<u8>, body: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
     let header_at = out.len();
-    out.extend_from_slice(&[0; 4]);
+    out.extend_from_slice(&[0; HEADER_BYTES]);
     body(out);
-    let length = u32::try_from(out.len() - header_at - 4).map_err(|_| io::Error::other("frame over 4 GiB"))?;
-    NativeEndian::write_u32(&mut out[header_at..header_at + 4], length);
+    let length = header(out.len() - header_at - HEADER_BYTES)?;
+    out[header_at..header_at + HEADER_BYTES].copy_from_slice(&length);
     Ok(())
 }
 
@@ -578,8 +622,8 @@ mod tests {
         }
     }
 
-    /// The cut rule a byte at a time, as it was before words were measured whole: the frames on the
-    /// wire must not change.
+    /// The cut rule stated a byte at a time, the plainest way: [`chunk_starts`], which measures words
+    /// whole, must cut every reply at the same places, as the frames on the wire are the protocol's.
     fn chunk_starts_byte_by_byte(id: &RawValue, pieces: &[&str]) -> Vec<usize> {
         let total: usize = pieces.iter().map(|piece| piece.len()).sum();
         if total <= MAX_REPLY_FRAME_BYTES {
@@ -639,18 +683,13 @@ mod tests {
         }
     }
 
-    fn framed(bodies: &[&[u8]]) -> Vec<u8> {
-        let mut bytes = Vec::new();
-        for body in bodies {
-            bytes.extend_from_slice(&(body.len() as u32).to_ne_bytes());
-            bytes.extend_from_slice(body);
-        }
-        bytes
+    fn framed_all(bodies: &[&[u8]]) -> Vec<u8> {
+        bodies.iter().flat_map(|body| framed(body).unwrap()).collect()
     }
 
     #[tokio::test]
     async fn reads_frames_until_a_clean_end() {
-        let bytes = framed(&[b"{\"a\":1}", b"{}"]);
+        let bytes = framed_all(&[b"{\"a\":1}", b"{}"]);
         let mut reader = &bytes[..];
         assert_eq!(read_frame(&mut reader).await.unwrap(), Some(Incoming::Message(b"{\"a\":1}".to_vec())));
         assert_eq!(read_frame(&mut reader).await.unwrap(), Some(Incoming::Message(b"{}".to_vec())));
@@ -660,7 +699,7 @@ mod tests {
     #[tokio::test]
     async fn a_frame_cut_short_is_unexpected_eof() {
         for cut in [2, 4, 6] {
-            let bytes = framed(&[b"{\"a\":1}"]);
+            let bytes = framed_all(&[b"{\"a\":1}"]);
             let mut reader = &bytes[..cut];
             let err = read_frame(&mut reader).await.unwrap_err();
             assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof, "cut at {cut}");
@@ -670,9 +709,9 @@ mod tests {
     #[tokio::test]
     async fn oversized_frames_are_skipped_and_the_stream_stays_in_step() {
         let length = MAX_REQUEST_FRAME_BYTES + 1;
-        let mut bytes = length.to_ne_bytes().to_vec();
+        let mut bytes = header(length as usize).unwrap().to_vec();
         bytes.resize(4 + length as usize, b'x');
-        bytes.extend(framed(&[b"{}"]));
+        bytes.extend(framed_all(&[b"{}"]));
         let mut reader = &bytes[..];
         let head = vec![b'x'; OVERSIZED_HEAD_BYTES];
         assert_eq!(read_frame(&mut reader).await.unwrap(), Some(Incoming::Oversized { length, head }));
@@ -703,7 +742,7 @@ mod tests {
         let frames: Vec<String> = replies.iter().flat_map(Reply::frames).collect();
         assert!(frames.len() >= 5, "the long reply is chunked: {} frames", frames.len());
         let bodies: Vec<&[u8]> = frames.iter().map(|frame| frame.as_bytes()).collect();
-        assert_eq!(out, framed(&bodies));
+        assert_eq!(out, framed_all(&bodies));
         assert!(capacity < 3 * MAX_REPLY_FRAME_BYTES, "the buffer holds a frame or two, not the reply");
     }
 
@@ -723,13 +762,13 @@ mod tests {
         assert_eq!(frames, frames_for_reply(&raw("9"), whole.clone()));
         let (out, _) = sent(std::slice::from_ref(&spliced)).await;
         let bodies: Vec<&[u8]> = frames.iter().map(|frame| frame.as_bytes()).collect();
-        assert_eq!(out, framed(&bodies));
+        assert_eq!(out, framed_all(&bodies));
         assert_eq!(assert_chunks_rebuild(&raw("9"), &whole), frames.len());
     }
 
     #[tokio::test]
     async fn writes_native_endian_headers() {
         let replies = [Reply::new(None, "{}".to_owned()), Reply::new(None, "[1]".to_owned())];
-        assert_eq!(sent(&replies).await.0, framed(&[b"{}", b"[1]"]));
+        assert_eq!(sent(&replies).await.0, framed_all(&[b"{}", b"[1]"]));
     }
 }

@@ -7,24 +7,27 @@
 //! The replies are printed with [`escape_controls`], which leaves them the same JSON but shows the
 //! characters JSON allows raw and a terminal acts on (C1 controls, DEL, bidi controls) as escapes.
 
-use std::io::{BufRead, Read, Write};
+use std::io::{BufRead, Write};
 use std::process::{Command, Stdio};
 
-use serde::Deserialize;
-use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
+use super::Outcome;
+use crate::frame::client;
+use crate::install::Failure;
 use crate::install::manifest::DEFAULT_EXTENSION_ID;
 use crate::terminal::escape_controls;
 
-/// The fields that tell a chunk frame from a reply (PROTOCOL.md section 2.2): a reply has `ok`, a
-/// chunk has `chunk`, `chunks` and `part`. Everything else is skipped unread.
-#[derive(Deserialize)]
-struct Frame {
-    ok: Option<IgnoredAny>,
-    chunk: Option<u64>,
-    chunks: Option<u64>,
-    part: Option<String>,
+/// Talk to the host by hand: one JSON request per stdin line, one reply per stdout line.
+///
+/// Starts the host as a browser does for the origin (a fresh process; the data directory is the
+/// usual one, or LLM_CACHE_DIR), frames each line, and prints each reply on one line with its
+/// chunks reassembled. Example: echo '{"id": 1, "op": "hello"}' | llm-cache-host call
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The extension to speak for: chrome-extension://<id>/ or moz-extension:<add-on id>.
+    #[arg(long, default_value_t = default_origin())]
+    origin: String,
 }
 
 /// The origin `call` speaks for unless told otherwise: the demo extension's.
@@ -32,12 +35,18 @@ pub fn default_origin() -> String {
     format!("chrome-extension://{DEFAULT_EXTENSION_ID}/")
 }
 
-/// Sends every line of `input` to a fresh host for `origin` and prints its replies to `out`, problems
-/// with a line to `err`. Returns whether every line was a request and got its reply.
+/// Sends every line of `input` to a fresh host for the origin asked for and prints its replies to
+/// `out`, problems with a line to `err`. The outcome says whether every line was a request and got its
+/// reply.
+pub fn run(args: Args, input: &mut dyn BufRead, out: &mut dyn Write, err: &mut dyn Write) -> Outcome {
+    converse(&args.origin, input, out, err).map_err(Failure)
+}
+
+/// [`run`]'s conversation with the host for `origin`.
 ///
 /// # Errors
 /// When the host can't be started.
-pub fn run(origin: &str, input: &mut dyn BufRead, out: &mut dyn Write, err: &mut dyn Write) -> Result<bool, String> {
+fn converse(origin: &str, input: &mut dyn BufRead, out: &mut dyn Write, err: &mut dyn Write) -> Result<bool, String> {
     let args: Vec<String> = match origin.strip_prefix("moz-extension:") {
         // Firefox starts a host with its manifest's path and the add-on id.
         Some(addon) => vec!["com.browserx.llm_cache.json".into(), addon.into()],
@@ -68,8 +77,7 @@ pub fn run(origin: &str, input: &mut dyn BufRead, out: &mut dyn Write, err: &mut
             all_good = false;
             continue;
         }
-        frames.extend_from_slice(&u32::try_from(line.len()).unwrap_or(u32::MAX).to_ne_bytes());
-        frames.extend_from_slice(line.as_bytes());
+        client::write_frame(&mut frames, line.as_bytes()).map_err(|e| format!("line {}: {e}", number + 1))?;
         sent += 1;
     }
     let writer = std::thread::spawn(move || {
@@ -78,23 +86,20 @@ pub fn run(origin: &str, input: &mut dyn BufRead, out: &mut dyn Write, err: &mut
     });
 
     let mut received = 0;
-    let mut chunks = String::new();
     while received < sent {
-        let Some(frame) = read_frame(&mut from_host) else { break };
-        let reply = match serde_json::from_str::<Frame>(&frame) {
-            // A chunk frame: collect its part until the last one.
-            Ok(Frame { ok: None, chunk, chunks: count, part: Some(part) }) => {
-                chunks.push_str(&part);
-                if chunk.map(|n| n + 1) != count {
-                    continue;
-                }
-                std::mem::take(&mut chunks)
+        let reply = match client::read_reply(&mut from_host) {
+            Ok(Some(reply)) => reply,
+            Ok(None) => break,
+            Err(error) => {
+                let _ = writeln!(err, "can't read the host's reply: {error}");
+                break;
             }
-            _ => frame,
         };
         let _ = writeln!(out, "{}", escape_controls(&reply));
         received += 1;
     }
+    // A host still writing after a reply that couldn't be read gets a broken pipe, not a wait.
+    drop(from_host);
     let _ = writer.join();
     let status = host.wait().map_err(|e| format!("the host: {e}"))?;
     if received < sent {
@@ -102,13 +107,4 @@ pub fn run(origin: &str, input: &mut dyn BufRead, out: &mut dyn Write, err: &mut
         all_good = false;
     }
     Ok(all_good)
-}
-
-/// One frame's text, or None at the end of the host's output.
-fn read_frame(from: &mut impl Read) -> Option<String> {
-    let mut header = [0u8; 4];
-    from.read_exact(&mut header).ok()?;
-    let mut body = vec![0u8; u32::from_ne_bytes(header) as usize];
-    from.read_exact(&mut body).ok()?;
-    String::from_utf8(body).ok()
 }

@@ -3,25 +3,28 @@
 //! A person who downloads the binary and runs it gets what a browser never asks for: what the
 //! program is, the command that installs it, and (at a terminal) the offer to run that command now.
 //! Browsers always pass arguments (see [`crate::launch`]), so this never meets one; and without a
-//! terminal the caller prints [`explanation`] to stderr, never to stdout, which some program may be
+//! terminal [`introduce`] prints [`explanation`] to stderr, never to stdout, which some program may be
 //! reading as frames.
+//!
+//! It lives with the commands because it is one: the command line's answer to no words at all, which
+//! ends in running `install` through the same parser as a typed `install`.
 
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
-use super::allowed::{self, Allowed};
-use super::browsers::{Browser, Build, Family, Platform, Scope};
-use super::manifest::{
+use crate::host_name::HostName;
+use crate::install::allowed::{self, Allowed};
+use crate::install::browsers::{Browser, Build, Family, Platform, Scope};
+use crate::install::manifest::{
     DEFAULT_EXTENSION_ID, DEFAULT_FIREFOX_EXTENSION_ID, is_chrome_extension_id, is_firefox_extension_id,
 };
-use super::record::Record;
-use super::{Selection, Target, found_browsers, layout, selected_targets};
-use crate::host_name::HostName;
+use crate::install::record::Record;
+use crate::install::{self as install, Selection, Target, found_browsers, layout, selected_targets};
 use crate::terminal::escape_controls;
 
 /// The exit code when started with no arguments and no terminal to ask in: the usage error's code,
 /// as for any other arguments that don't start the host.
-pub const NO_TERMINAL: u8 = 2;
+pub const NO_TERMINAL: u8 = super::USAGE_ERROR;
 
 /// The word that picks the demo extension's id at a prompt: it is never taken for an empty answer.
 const DEMO_WORD: &str = "demo";
@@ -50,13 +53,13 @@ pub struct Installed {
 /// the system-wide ones (a package's, or `install --system`'s).
 pub fn installed(platform: &Platform) -> Vec<Installed> {
     let user_base = layout::install_base(Scope::User, platform).ok();
-    let Ok((mut user, system)) = super::registered_targets(&Browser::ALL, platform, user_base.as_deref()) else {
+    let Ok((mut user, system)) = install::registered_targets(&Browser::ALL, platform, user_base.as_deref()) else {
         return Vec::new();
     };
     let record = user_base.and_then(|base| Record::load(&layout::record_in(&base)).ok().flatten());
     for entry in record.into_iter().flat_map(|record| record.entries) {
-        if super::registered(&entry.location, platform.os) {
-            super::push_target(&mut user, entry);
+        if install::registered(&entry.location, platform.os) {
+            install::push_target(&mut user, entry);
         }
     }
     let describe = |target: Target, system: bool| Installed {
@@ -99,7 +102,7 @@ where <id> is your extension's id as chrome://extensions shows it (32 letters fr
         lines.push_str(&format!(
             "  {} ({whose}): {}\n",
             manifest.label,
-            super::install::allowed_phrase(&manifest.allowed)
+            install::install::allowed_phrase(&manifest.allowed)
         ));
     }
     format!(
@@ -134,7 +137,7 @@ pub fn install_targets(platform: &Platform) -> Offer {
     let selection = default_selection();
     let found = found_browsers(platform);
     let targets = layout::install_base(Scope::User, platform)
-        .map_err(super::Failure::from)
+        .map_err(install::Failure::from)
         .and_then(|base| selected_targets(&selection, platform, &base, &found));
     let Ok(targets) = targets else {
         // Install will say why it can't; the question needn't.
@@ -271,16 +274,34 @@ fn read_answer(input: &mut dyn BufRead) -> io::Result<Option<String>> {
     Ok(Some(line.trim().to_owned()))
 }
 
+/// No arguments: a person ran the binary. At a terminal (stdin and stdout both), explain and offer to
+/// install; otherwise something else started it (a pipe, a misconfigured launcher), which may be
+/// reading stdout, so the explanation goes to stderr and the exit code says nothing was done.
+pub fn introduce() -> ExitCode {
+    let argv0 = std::env::args_os().next().and_then(|a| a.into_string().ok());
+    let platform = Platform::current();
+    let program = program_name(argv0.as_deref(), &platform.host);
+    if io::stdin().is_terminal() && io::stdout().is_terminal() {
+        return run(&program);
+    }
+    let installed = installed(&platform);
+    eprint!("{}", explanation(&program, &platform.host, &installed));
+    eprintln!(
+        "\n(Started with no arguments and no terminal to ask in, so nothing was installed; exit code {NO_TERMINAL}.)"
+    );
+    ExitCode::from(NO_TERMINAL)
+}
+
 /// Runs the whole exchange at a terminal: the explanation, the question and, if the answer is yes,
 /// the `install` command itself. With a system-wide install here nothing is offered: this user's
 /// manifests would hide it from their browsers.
 ///
 /// On Windows, a double-clicked binary gets a console window of its own that closes the moment it
 /// exits, taking the answer with it: there it waits for Enter before returning.
-pub fn run(program: &str) -> ExitCode {
+fn run(program: &str) -> ExitCode {
     let code = exchange(program);
     #[cfg(windows)]
-    if super::windows::console_is_own() {
+    if install::windows::console_is_own() {
         print!("\nPress Enter to close this window.");
         let _ = io::stdout().flush();
         let _ = read_answer(&mut io::stdin().lock());
@@ -313,7 +334,7 @@ fn exchange(program: &str) -> ExitCode {
     match choice {
         Ok(Choice::Install(args)) => {
             drop(out);
-            super::cli::run(&args)
+            super::run(super::PROGRAM, &args)
         }
         // A closed terminal or a "no" leaves the instructions above as the answer.
         Ok(Choice::Leave) | Err(_) => {
