@@ -1,6 +1,6 @@
 // The demo extension's StorageTool in real Chromium, checked on what the extension received:
 // - with `llm-cache-host install` run into a fresh profile, an agent's 50 email summaries cached through the real
-//   connectNative (issue 3's scenario);
+//   connectNative (the spec's scenario);
 // - with no host, the same work on the in-browser IndexedDB backend, and the fallback turned off;
 // - with the host installed while the extension runs: the old session finishes on IndexedDB, new ones go to the host.
 // Skips, saying why, until extension-shim/demo and the `install` subcommand exist. What it assumes of the shim is
