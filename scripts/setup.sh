@@ -169,7 +169,9 @@ _setup_plan() {
         ;;
     esac
   done
-  if [ $((${#_setup_components[@]} + ${#_setup_targets[@]})) -gt 0 ] && ! command -v rustup >/dev/null; then
+  # Without cargo the message above says to install rustup already.
+  if [ $((${#_setup_components[@]} + ${#_setup_targets[@]})) -gt 0 ] && command -v cargo >/dev/null \
+    && ! command -v rustup >/dev/null; then
     fatal+=("rustup is missing, which adds Rust's $(printf '%s, ' "${_setup_components[@]}" "${_setup_targets[@]}" | sed 's/, $//'): install Rust with rustup (https://rustup.rs)")
   fi
   if [ ${#_setup_root_parts[@]} -gt 0 ] && [ $((${#_setup_debs[@]} + ${#_setup_bare_debs[@]})) -gt 0 ] \

@@ -22,6 +22,7 @@ cd "$(dirname "$0")/../.."
 . scripts/cross/target.sh
 
 CROSS_TARGET=linux-arm64
+CROSS_TITLE="Linux arm64"
 CROSS_BUILD_PARTS=(rust c linux-arm64)
 CROSS_CHECK_PARTS=(rust c deb linux-arm64 linux-arm64-run)
 ARM64_TARGET=aarch64-unknown-linux-gnu

@@ -20,6 +20,7 @@ cd "$(dirname "$0")/../.."
 . scripts/cross/target.sh
 
 CROSS_TARGET=macos
+CROSS_TITLE="macOS"
 CROSS_BUILD_PARTS=(rust c macos)
 CROSS_CHECK_PARTS=(rust c deb macos)
 UNIVERSAL2=target/universal2-apple-darwin/release/llm-cache-host

@@ -7,7 +7,8 @@
 #
 # scripts/release.sh builds every target through `build` and packs each binary as scripts/release-files.sh says;
 # scripts/test.sh runs every `check`. A target's script sets CROSS_TARGET, CROSS_BUILD_PARTS and CROSS_CHECK_PARTS
-# (scripts/setup.sh's parts that its build and its check need), defines cross_build and cross_check, and ends
+# (scripts/setup.sh's parts that its build and its check need) and CROSS_TITLE (the system's name in messages),
+# defines cross_build and cross_check, and ends
 # with `cross_main "$@"`. Each of the three sets up what it needs first, so any of them works on a fresh clone.
 
 # shellcheck source=scripts/setup.sh
@@ -23,12 +24,13 @@ Usage: scripts/cross/$CROSS_TARGET.sh setup
        scripts/cross/$CROSS_TARGET.sh build --out DIR [--host-name NAME]
        scripts/cross/$CROSS_TARGET.sh check
 
-  setup   installs what building and checking the $CROSS_TARGET build need, where missing (scripts/setup.sh:
+  setup   installs what building and checking the $CROSS_TITLE build need, where missing (scripts/setup.sh:
           Debian's packages as root or through sudo, rustup's targets as you)
-  build   builds the $CROSS_TARGET release binary and writes it to DIR, named as the host's command
-          (llm-cache-host, or for --host-name com.example.mail_cache mail-cache, with .exe on Windows),
+  build   builds the $CROSS_TITLE release binary and writes it to DIR, named as the host's command
+          (llm-cache-host, or for --host-name com.example.mail_cache mail-cache; .exe for Windows),
           with the host name baked in; prints the binary's path
-  check   builds the $CROSS_TARGET release as scripts/release.sh does and checks it as far as this machine can
+  check   builds the $CROSS_TITLE release files as scripts/release.sh does and checks them as far as this
+          machine can
 USAGE
 }
 

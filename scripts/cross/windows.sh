@@ -30,6 +30,7 @@ cd "$(dirname "$0")/../.."
 . scripts/cross/target.sh
 
 CROSS_TARGET=windows
+CROSS_TITLE="Windows x86_64"
 CROSS_BUILD_PARTS=(rust c windows)
 CROSS_CHECK_PARTS=(rust c deb windows windows-run)
 WINDOWS_TARGET=x86_64-pc-windows-gnu
