@@ -219,7 +219,11 @@ _setup_root_step() { # _setup_root_step PART COMMAND
 # _setup_lacks: what the plan found missing that needs root, in words.
 _setup_lacks() {
   local packages=("${_setup_debs[@]}" "${_setup_bare_debs[@]}") lacks=()
-  [ ${#packages[@]} -eq 0 ] || lacks+=("the Debian packages ${packages[*]}")
+  if [ ${#packages[@]} -eq 1 ]; then
+    lacks+=("the Debian package ${packages[*]}")
+  elif [ ${#packages[@]} -gt 1 ]; then
+    lacks+=("the Debian packages ${packages[*]}")
+  fi
   [ ${#_setup_root_steps[@]} -eq 0 ] || lacks+=("the kernel's setting that starts arm64 programs under qemu (binfmt_misc)")
   printf '%s and ' "${lacks[@]}" | sed 's/ and $//'
 }
