@@ -190,10 +190,9 @@ fn every_script_the_documents_run_is_there_and_takes_the_command_shown() {
         assert!(shown.iter().any(|(_, s, _)| s == script), "no document runs {script}: {shown:?}");
     }
     for (document, script, argument) in &shown {
-        let path = root.join(script);
-        let mode = std::os::unix::fs::PermissionsExt::mode(
-            &std::fs::metadata(&path).unwrap_or_else(|_| panic!("{document} runs {script}, which isn't there")).permissions(),
-        );
+        let metadata = std::fs::metadata(root.join(script));
+        let metadata = metadata.unwrap_or_else(|_| panic!("{document} runs {script}, which isn't there"));
+        let mode = std::os::unix::fs::PermissionsExt::mode(&metadata.permissions());
         assert!(mode & 0o111 != 0, "{document} runs {script}, which is not executable");
         if script.starts_with("scripts/cross/") {
             let argument = argument.as_deref().unwrap_or("");
