@@ -25,7 +25,7 @@ const EMAILS = 50;
 const LIST_OF_50_BUDGET_BYTES = 16 * 1024;
 /** extension-shim/src/routing.ts HOST_RECHECK_MS: how long a host that was down stays unasked. */
 const HOST_RECHECK_MS = 60_000;
-const HOST_NOT_FOUND = "Specified native messaging host not found."; // this build's lastError text (README.md)
+const HOST_NOT_FOUND = "Specified native messaging host not found."; // this build's lastError text (docs/operations.md)
 
 // The agent's data: 50 email summaries, each with text that appears nowhere else.
 const pad = (i) => String(i).padStart(2, "0");
