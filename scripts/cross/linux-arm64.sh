@@ -123,20 +123,20 @@ cross_check() {
   done
 
   # A developer's own host name reaches the arm64 files too: named after it, with it baked into the binary.
-  scripts/release.sh --targets linux,linux-arm64 --host-name com.example.mail_cache --extension-id abcdefghijklmnopabcdefghijklmnop \
+  scripts/release.sh --targets linux,linux-arm64 --host-name "$CROSS_VENDOR_HOST_NAME" --extension-id abcdefghijklmnopabcdefghijklmnop \
     --out "$out/vendor" >/dev/null
   local vendor_deb vendor_tarball
   vendor_deb=$out/vendor/$(release_file debArm64 mail-cache "$version")
   vendor_tarball=$out/vendor/$(release_file tarballAarch64 mail-cache "$version")
   [ -f "$vendor_deb" ] && [ -f "$vendor_tarball" ] \
-    || fail "release.sh --host-name com.example.mail_cache wrote $(ls "$out/vendor"), not mail-cache's arm64 files"
+    || fail "release.sh --host-name $CROSS_VENDOR_HOST_NAME wrote $(ls "$out/vendor"), not mail-cache's arm64 files"
   dpkg-deb -x "$vendor_deb" "$out/vendor-arm64"
   local vendor_binary=$out/vendor-arm64/usr/bin/mail-cache
   readelf -h "$vendor_binary" | grep -q 'Machine: *AArch64' || fail "$vendor_binary is not an arm64 ELF"
   "$vendor_binary" manifest --browser chromium --path /usr/bin/mail-cache --extension-id abcdefghijklmnopabcdefghijklmnop \
-    | grep -qF '"name": "com.example.mail_cache",' || fail "the arm64 mail-cache binary was not built for com.example.mail_cache"
-  [ -f "$out/vendor-arm64/etc/chromium/native-messaging-hosts/com.example.mail_cache.json" ] \
-    || fail "$vendor_deb has no com.example.mail_cache.json manifest"
+    | grep -qF "\"name\": \"$CROSS_VENDOR_HOST_NAME\"," || fail "the arm64 mail-cache binary was not built for $CROSS_VENDOR_HOST_NAME"
+  [ -f "$out/vendor-arm64/etc/chromium/native-messaging-hosts/$CROSS_VENDOR_HOST_NAME.json" ] \
+    || fail "$vendor_deb has no $CROSS_VENDOR_HOST_NAME.json manifest"
 
   echo "linux-arm64.sh check: ok: $(basename "$deb") ($(dpkg-deb -f "$deb" Depends)), $(basename "$tarball") and mail-cache's"
 }

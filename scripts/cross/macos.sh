@@ -94,14 +94,14 @@ cross_check() {
   # A developer's own host name (as release.sh --host-name builds it): the files named after it, the name baked
   # into both architectures' code (the binary can't run here to print it).
   local vendor vendor_binary
-  scripts/release.sh --targets linux,macos --host-name org.vendor_test.mail_cache --extension-id abcdefghijklmnopabcdefghijklmnop \
+  scripts/release.sh --targets linux,macos --host-name "$CROSS_VENDOR_HOST_NAME" --extension-id abcdefghijklmnopabcdefghijklmnop \
     --out "$work/vendor" >/dev/null
   vendor=$work/vendor/$(release_file macosTarball mail-cache "$version")
-  check "with --host-name org.vendor_test.mail_cache the tarball is mail-cache's" test -f "$vendor"
+  check "with --host-name $CROSS_VENDOR_HOST_NAME the tarball is mail-cache's" test -f "$vendor"
   tar -xzf "$vendor" -C "$work/vendor"
   vendor_binary=$work/vendor/$(basename "$vendor" .tar.gz)/mail-cache
-  check "both architectures of mail-cache hold org.vendor_test.mail_cache" \
-    python3 -c 'import sys; data = open(sys.argv[1], "rb").read(); sys.exit(data.count(b"org.vendor_test.mail_cache") < 2)' "$vendor_binary"
+  check "both architectures of mail-cache hold $CROSS_VENDOR_HOST_NAME" \
+    python3 -c 'import sys; data = open(sys.argv[1], "rb").read(); sys.exit(data.count(sys.argv[2].encode()) < 2)' "$vendor_binary" "$CROSS_VENDOR_HOST_NAME"
   echo "macOS release: $passed passed, $failed failed"
   [ "$failed" -eq 0 ]
 }

@@ -185,14 +185,14 @@ PY
   done
 
   step "a developer's own host name: the zip and the .exe named after it, the name baked in"
-  scripts/release.sh --targets linux,windows --host-name com.example.mail_cache --extension-id "$chrome_id" \
+  scripts/release.sh --targets linux,windows --host-name "$CROSS_VENDOR_HOST_NAME" --extension-id "$chrome_id" \
     --out "$work/vendor" >/dev/null
   vendor_zip=$work/vendor/$(release_file windowsZip mail-cache "$version")
-  [ -f "$vendor_zip" ] || fail "release.sh --host-name com.example.mail_cache wrote $(ls "$work/vendor"), not $(basename "$vendor_zip")"
+  [ -f "$vendor_zip" ] || fail "release.sh --host-name $CROSS_VENDOR_HOST_NAME wrote $(ls "$work/vendor"), not $(basename "$vendor_zip")"
   python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract("mail-cache.exe", sys.argv[2])' \
     "$vendor_zip" "$work/vendor" || fail "the vendor's zip holds no mail-cache.exe"
   wine "$work/vendor/mail-cache.exe" manifest --browser chromium --path 'C:\mail-cache.exe' --extension-id "$chrome_id" \
-    | grep -qF '"name": "com.example.mail_cache",' || fail "mail-cache.exe was not built for com.example.mail_cache"
+    | grep -qF "\"name\": \"$CROSS_VENDOR_HOST_NAME\"," || fail "mail-cache.exe was not built for $CROSS_VENDOR_HOST_NAME"
   step "OK"
 }
 
