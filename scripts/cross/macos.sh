@@ -61,6 +61,12 @@ cross_check() {
     fi
   }
 
+  # The release for a developer's own host name is built first (and checked below): what the check builds after it
+  # is the default host's, which later builds (the end-to-end tests' release) then find made, rather than a build
+  # for the other name.
+  scripts/release.sh --targets linux,macos --host-name "$CROSS_VENDOR_HOST_NAME" --extension-id abcdefghijklmnopabcdefghijklmnop \
+    --out "$work/vendor" >/dev/null
+
   local version name folder tarball
   version=$(release_version)
   name=$(release_file macosTarball llm-cache-host "$version")
@@ -94,8 +100,6 @@ cross_check() {
   # A developer's own host name (as release.sh --host-name builds it): the files named after it, the name baked
   # into both architectures' code (the binary can't run here to print it).
   local vendor vendor_binary
-  scripts/release.sh --targets linux,macos --host-name "$CROSS_VENDOR_HOST_NAME" --extension-id abcdefghijklmnopabcdefghijklmnop \
-    --out "$work/vendor" >/dev/null
   vendor=$work/vendor/$(release_file macosTarball mail-cache "$version")
   check "with --host-name $CROSS_VENDOR_HOST_NAME the tarball is mail-cache's" test -f "$vendor"
   tar -xzf "$vendor" -C "$work/vendor"
