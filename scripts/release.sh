@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Builds the release binary and the artifacts people install it from, in one go:
 #   dist/llm-cache-host-<version>-<arch>-linux.tar.gz   the binary, README.md and the license files
-#   dist/llm-cache-host-<version>-universal2-macos.tar.gz  the same for macOS (scripts/cross/macos.sh)
 #   dist/llm-cache-host_<version>_<debian arch>.deb      the binary at /usr/bin/llm-cache-host and every
 #                                                        browser's system-wide host manifest
-#   dist/llm-cache-host-<version>-aarch64-linux.tar.gz  the same two for Linux arm64, cross-built
-#   dist/llm-cache-host_<version>_arm64.deb              (scripts/cross/linux-arm64.sh)
+#   dist/llm-cache-host-<version>-aarch64-linux.tar.gz  the same two for Linux arm64
+#   dist/llm-cache-host_<version>_arm64.deb
+#   dist/llm-cache-host-<version>-universal2-macos.tar.gz  the same tarball for macOS
 #   dist/llm-cache-host-<version>-x86_64-windows.zip     the Windows .exe, README.md and the licenses
-#                                                        (scripts/cross/windows.sh)
 #   dist/SHA256SUMS                                      every file's checksum, for `sha256sum -c`
+# Each file is named by scripts/release-files.sh. The other systems' binaries come from their cross targets
+# (scripts/cross/<target>.sh build), and this script packs them as it packs its own. It sets up what each build
+# needs first (scripts/setup.sh), so that a fresh clone needs no other step.
 # With --host-name com.example.mail_cache the names are the developer's: each binary is built with that
 # host name baked in (LLM_CACHE_HOST_NAME), and the command, package and files are mail-cache.
 # The manifests in the .deb are printed by the binary itself (`llm-cache-host manifest`), so they are
@@ -19,8 +21,8 @@ cd "$(dirname "$0")/.."
 . scripts/extension-ids.sh
 # shellcheck source=scripts/release-files.sh
 . scripts/release-files.sh
-# shellcheck source=scripts/cross/linux-arm64.sh
-. scripts/cross/linux-arm64.sh
+# shellcheck source=scripts/setup.sh
+. scripts/setup.sh
 
 usage() {
   cat <<'USAGE'
@@ -30,14 +32,17 @@ Builds target/release/llm-cache-host (cargo build --release --locked), then writ
   llm-cache-host-<version>-<arch>-linux.tar.gz   llm-cache-host, README.md, LICENSE, LICENSE-MIT, LICENSE-APACHE
   llm-cache-host_<version>_<debian arch>.deb     /usr/bin/llm-cache-host and the host manifest for Chrome, Chromium,
                                                  Edge, Brave, Vivaldi and Firefox, system-wide
-  llm-cache-host-<version>-aarch64-linux.tar.gz  the same two for Linux arm64 (aarch64), cross-built (one-time
-  llm-cache-host_<version>_arm64.deb             setup, as root: scripts/cross/setup-linux-arm64.sh)
+  llm-cache-host-<version>-aarch64-linux.tar.gz  the same two for Linux arm64 (aarch64), cross-built
+  llm-cache-host_<version>_arm64.deb             (scripts/cross/linux-arm64.sh)
   llm-cache-host-<version>-universal2-macos.tar.gz   the same for macOS 11 and later, Intel and Apple silicon
-                                                 (scripts/cross/macos.sh; one-time setup: scripts/cross/setup-macos.sh)
+                                                 (scripts/cross/macos.sh)
   llm-cache-host-<version>-x86_64-windows.zip    llm-cache-host.exe (Windows x86_64, self-installing), README.md and
-                                                 the licenses (scripts/cross/windows.sh; needs gcc-mingw-w64-x86-64
-                                                 and `rustup target add x86_64-pc-windows-gnu`)
+                                                 the licenses (scripts/cross/windows.sh)
   SHA256SUMS                                     checksums of them all (check with: cd dist && sha256sum -c SHA256SUMS)
+
+What each build needs is installed first where missing (scripts/setup.sh): Debian's packages as root, or
+through sudo; rustup's targets and the macOS build's zig as you. Where that can't be done (not root, and no
+sudo), the files that need nothing more are written, and the end says the one command that adds the rest.
 
 Options:
   --host-name NAME            the host name your extension passes to connectNative, e.g. com.example.mail_cache
@@ -132,14 +137,27 @@ for target in ${targets//,/ }; do
   esac
 done
 maintainer=${RELEASE_MAINTAINER:-llm-cache-host developers <llm-cache-host@browserx.dev>}
-for tool in cargo dpkg dpkg-deb dpkg-shlibdeps sha256sum tar gzip; do
-  command -v "$tool" >/dev/null || fail "$tool is missing (dpkg-shlibdeps is in Debian's dpkg-dev package: apt-get install dpkg-dev)"
-done
+command -v dpkg >/dev/null || fail "dpkg is missing: the release is made on Debian or Ubuntu"
 deb_arch=$(dpkg --print-architecture)
 # On an arm64 machine the native build is the arm64 one.
 [ "$deb_arch" != arm64 ] || arm64=false
-if "$arm64"; then arm64_check_setup || fail "see above"; fi
-if "$macos"; then scripts/cross/macos.sh --check-setup; fi
+cross=()
+if "$arm64"; then cross+=(linux-arm64); fi
+if "$macos"; then cross+=(macos); fi
+if "$windows"; then cross+=(windows); fi
+# Every build's needs, installed in one go. A cross target this machine can't be set up for is left out, and
+# named at the end with the command that adds it; without this machine's own build there is nothing to release.
+setup --partial rust c deb "${cross[@]}" || exit 2
+unmet=("${SETUP_UNMET[@]}")
+for part in "${unmet[@]}"; do
+  case "$part" in
+    linux-arm64) arm64=false ;;
+    macos) macos=false ;;
+    windows) windows=false ;;
+    *) fail "this machine lacks $SETUP_LACKS. This one command installs it; then run scripts/release.sh again:
+  $SETUP_COMMAND" ;;
+  esac
+done
 
 id_flags=()
 for id in "${chrome_ids[@]}"; do id_flags+=(--extension-id "$id"); done
@@ -161,8 +179,7 @@ check_browser=chromium
 baked=$("$binary" manifest --browser "$check_browser" --path "/usr/bin/$name" "${id_flags[@]}") \
   || fail "the ids above are refused (the binary said why)"
 grep -qF "\"name\": \"$host_name\"," <<<"$baked" || fail "$binary was not built for $host_name: $baked"
-version=$("$binary" --version | sed -n 's/^llm-cache-host \(.*\)$/\1/p')
-[ -n "$version" ] || fail "$binary --version printed no version"
+version=$(release_version)
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
 
 mkdir -p "$out"
@@ -200,7 +217,7 @@ package_linux() { # package_linux <binary> <debian arch>
   chmod 0755 "$work/$deb_arch" "$work/$deb_arch/debian" "$root"
 
   # dpkg-shlibdeps reads this machine's libraries, so it serves the native binary; a cross-built one's
-  # Depends come from its own ELF (scripts/cross/linux-arm64.sh says why).
+  # Depends come from its own ELF (symbol_depends in scripts/release-files.sh says why).
   if [ "$ship" = "$binary" ]; then
     depends=$(cd "$work/$deb_arch" && printf 'Source: %s\n\nPackage: %s\nArchitecture: any\n' "$name" "$name" >debian/control \
       && dpkg-shlibdeps -O "debian/$name/usr/bin/$name" | sed -n 's/^shlibs:Depends=//p')
@@ -237,39 +254,33 @@ package_linux() { # package_linux <binary> <debian arch>
 }
 package_linux "$binary" "$deb_arch"
 
-# Linux arm64, cross-built with Debian's aarch64 gcc (scripts/cross/linux-arm64.sh), with the same host name
-# baked in.
+# The other systems' binaries, each built by its cross target with the same host name baked in, and packed as
+# scripts/release-files.sh says.
+cross_binary() { # cross_binary TARGET: builds the target's binary into the work folder and prints its path
+  scripts/cross/"$1".sh build --out "$work/$1" --host-name "$host_name"
+}
 if "$arm64"; then
-  arm64_binary=$(
-    if [ "$host_name" = "$DEFAULT_HOST_NAME" ]; then unset LLM_CACHE_HOST_NAME; else export LLM_CACHE_HOST_NAME=$host_name; fi
-    arm64_build
-  )
+  arm64_binary=$(cross_binary linux-arm64)
   package_linux "$arm64_binary" arm64
 fi
-
-# macOS: one universal2 binary, cross-built with zig (scripts/cross/macos.sh says how), with the same host
-# name baked in. It stays in cargo's default target folder whatever the name: only the top crate is rebuilt
-# for another name, and target/universal2-apple-darwin is no default host anyone installs from.
 if "$macos"; then
-  if [ "$host_name" = "$DEFAULT_HOST_NAME" ]; then
-    macos_tarball=$(env -u LLM_CACHE_HOST_NAME scripts/cross/macos.sh --out "$out" --command "$name")
-  else
-    macos_tarball=$(LLM_CACHE_HOST_NAME=$host_name scripts/cross/macos.sh --out "$out" --command "$name")
-  fi
-  artifacts+=("$(basename "$macos_tarball")")
+  macos_binary=$(cross_binary macos)
+  macos_tarball=$(release_file macosTarball "$name" "$version")
+  release_tarball "$macos_binary" "$name" "$out/$macos_tarball"
+  artifacts+=("$macos_tarball")
 fi
-
-# Windows x86_64: the zip with the self-installing .exe (mingw-w64; the script says what to install), with the
-# same host name baked in, in cargo's default target folder like macOS.
 if "$windows"; then
-  if [ "$host_name" = "$DEFAULT_HOST_NAME" ]; then
-    windows_zip=$(env -u LLM_CACHE_HOST_NAME scripts/cross/windows.sh "$out" "$name" | tail -n 1)
-  else
-    windows_zip=$(LLM_CACHE_HOST_NAME=$host_name scripts/cross/windows.sh "$out" "$name" | tail -n 1)
-  fi
+  windows_binary=$(cross_binary windows)
+  windows_zip=$(release_file windowsZip "$name" "$version")
+  release_zip "$windows_binary" "$name.exe" "$out/$windows_zip"
   artifacts+=("$windows_zip")
 fi
 
 (cd "$out" && sha256sum "${artifacts[@]}" >SHA256SUMS)
 echo "release.sh: wrote, in $out:"
 (cd "$out" && ls -l "${artifacts[@]}" SHA256SUMS)
+if [ ${#unmet[@]} -gt 0 ]; then
+  echo "release.sh: left out the ${unmet[*]} files: this machine lacks $SETUP_LACKS. This one command installs it; then run scripts/release.sh again:" >&2
+  echo "  $SETUP_COMMAND" >&2
+  exit 1
+fi

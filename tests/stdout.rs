@@ -168,7 +168,7 @@ fn files_as_stdin_and_stdout_get_the_same_replies_as_pipes() {
 /// the blocking-pool thread that ran the start-up maintenance (tokio's stdin would add a reader thread
 /// and hand it every read).
 ///
-/// Under qemu-user (scripts/cross/test-linux-arm64.sh runs these tests against the arm64 build, started
+/// Under qemu-user (`scripts/cross/linux-arm64.sh check` runs these tests against the arm64 build, started
 /// through binfmt_misc), the process also holds the emulator's own thread: qemu starts it before the host's
 /// first instruction, so it carries the process's first name, and the host never sees it. That thread
 /// alone is left out, and only when the process's executable is not the host binary but the emulator.

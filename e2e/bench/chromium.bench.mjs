@@ -13,7 +13,7 @@
 // Data is random text (never repeated characters). Each figure is the median, min and max of RUNS runs (fewer for
 // the heavy rows, as their labels say), and the table goes to stdout for docs/performance.md. The rows of a group
 // run interleaved (one run of each per round, every other round in reverse order), and the ratios of its pairs are
-// taken round by round: after the table come their medians, then the issue-26 targets (IndexedDB backend / floor),
+// taken round by round: after the table come their medians, then the backend's targets (IndexedDB backend / floor),
 // each met or not in this run. BENCH_JSON=<file> also writes the figures as JSON (bench/three.mjs uses it).
 // Not part of the test command: it measures, and asserts nothing beyond each cache being on the backend its
 // rows name.
@@ -48,7 +48,7 @@ const spread = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   return [sorted[Math.floor(sorted.length / 2)], sorted[0], sorted[sorted.length - 1]];
 };
-// Issue 26's targets, each the median of one pair's per-round ratios (IndexedDB backend / its floor), and the new
+// The backend's targets, each the median of one pair's per-round ratios (IndexedDB backend / its floor), and the new
 // rows' ratios to their floors, printed with no target.
 const targets = [];
 try {
@@ -281,7 +281,7 @@ for (const [a, b, values] of ratios) {
   console.log(`ratio ${a} / ${b}: median of per-round ratios ${median} (min ${min}, max ${max})`);
 }
 console.log();
-console.log("Targets (issue 26): IndexedDB backend / its floor, the median of the per-round ratios of this run.");
+console.log("Targets: IndexedDB backend / its floor, the median of the per-round ratios of this run.");
 console.log();
 console.log("| target | ratio | met |");
 console.log("|---|---:|---|");

@@ -1,6 +1,6 @@
 // `npm run bench:three` (in e2e/): the Chromium bench (chromium.bench.mjs) three times, each in a fresh browser
 // and sandbox, then one summary in markdown on stdout: per row, the three runs' medians (and their median); per
-// ratio, the three runs' medians of per-round ratios; per issue-26 target, whether it was met in all three runs,
+// ratio, the three runs' medians of per-round ratios; per target of the backend's, whether it was met in all three runs,
 // in some (k of 3) or in none. Each run's own output (its table, ratios and targets) goes to
 // <dir>/run-<n>.md when `--out <dir>` is given, and to stderr otherwise. BENCH_RUNS passes through.
 import { spawn } from "node:child_process";

@@ -144,7 +144,7 @@ describe("two hosts of different names, each from its own .deb, side by side", {
       for (const vendor of VENDORS) {
         const out = path.join(state.root, `dist-${vendor.name}`);
         // Only the Linux files, which are what this test installs: the macOS build is checked by
-        // scripts/cross/test-macos.sh and the package e2e, and building it for each vendor costs minutes.
+        // `scripts/cross/macos.sh check` and the package e2e, and building it for each vendor costs minutes.
         const args = ["--host-name", vendor.hostName, "--extension-id", vendor.id, "--out", out, "--targets", "linux"];
         if (vendor.addonId) args.push("--firefox-extension-id", vendor.addonId);
         vendor.releaseOutput = run(path.join(REPO_DIR, "scripts", "release.sh"), args, { timeout: RELEASE_TIMEOUT_MS });

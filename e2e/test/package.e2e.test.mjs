@@ -46,7 +46,7 @@ function systemManifests() {
 }
 /**
  * The release build may compile everything from scratch: 1-2 min on CI's two cores, and 4-7 more for the macOS
- * build when scripts/cross/test-macos.sh, which CI runs first, hasn't built it already.
+ * build when `scripts/cross/macos.sh check`, which CI runs first, hasn't built it already.
  */
 const RELEASE_TIMEOUT_MS = 900_000;
 
@@ -178,7 +178,7 @@ describe("release artifacts from scripts/release.sh, installed for real", { time
     const debArch = run("dpkg", ["--print-architecture"]).trim();
     assert.equal(state.tarball, `llm-cache-host-${version}-${os.machine()}-linux.tar.gz`, state.releaseOutput);
     assert.equal(state.deb, `llm-cache-host_${version}_${debArch}.deb`, state.releaseOutput);
-    // The Windows zip's .exe is checked under Wine by scripts/cross/test-windows.sh; here, its name and sum.
+    // The Windows zip's .exe is checked under Wine by `scripts/cross/windows.sh check`; here, its name and sum.
     assert.equal(state.windowsZip, `llm-cache-host-${version}-x86_64-windows.zip`, state.releaseOutput);
     const sums = fs.readFileSync(path.join(state.out, "SHA256SUMS"), "utf8");
     // One SHA256SUMS for every file the release writes, the other OSes' included.

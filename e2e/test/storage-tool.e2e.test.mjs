@@ -1,6 +1,6 @@
 // The demo extension's StorageTool in real Chromium, checked on what the extension received:
 // - with `llm-cache-host install` run into a fresh profile, an agent's 50 email summaries cached through the real
-//   connectNative (issue 3's scenario);
+//   connectNative (the spec's scenario);
 // - with no host, the same work on the in-browser IndexedDB backend, and the fallback turned off;
 // - with the host installed while the extension runs: the old session finishes on IndexedDB, new ones go to the host.
 // Skips, saying why, until extension-shim/demo and the `install` subcommand exist. What it assumes of the shim is
@@ -25,7 +25,7 @@ const EMAILS = 50;
 const LIST_OF_50_BUDGET_BYTES = 16 * 1024;
 /** extension-shim/src/routing.ts HOST_RECHECK_MS: how long a host that was down stays unasked. */
 const HOST_RECHECK_MS = 60_000;
-const HOST_NOT_FOUND = "Specified native messaging host not found."; // this build's lastError text (README.md)
+const HOST_NOT_FOUND = "Specified native messaging host not found."; // this build's lastError text (docs/operations.md)
 
 // The agent's data: 50 email summaries, each with text that appears nowhere else.
 const pad = (i) => String(i).padStart(2, "0");

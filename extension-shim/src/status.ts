@@ -1,6 +1,6 @@
 /**
  * `cache.status()`: which backend serves, the host's version and protocol when it answers, and, when it isn't
- * used, why, in words a person can act on (the README's troubleshooting table, said from the extension's side).
+ * used, why, in words a person can act on (docs/operations.md's troubleshooting table, said from the extension's side).
  *
  * The reasons come from what the browser says when a native port fails. Chrome's texts are fixed strings in
  * its native messaging code; Firefox's not-found text names the host. The failures this tells apart are the

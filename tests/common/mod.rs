@@ -27,7 +27,7 @@ pub const ORIGIN: &str = "chrome-extension://testextensionaaaaaaaaaaaaaaaaaa/";
 pub const MAX_REPLY_FRAME: usize = llm_cache_host::limits::MAX_REPLY_FRAME_BYTES;
 
 /// The host binary under test: the one cargo built for these tests, unless `LLM_CACHE_TEST_BINARY` names
-/// another build of it. scripts/cross/test-linux-arm64.sh names the arm64 build there, which the kernel
+/// another build of it. `scripts/cross/linux-arm64.sh check` names the arm64 build there, which the kernel
 /// starts under qemu-user, so that these tests drive it while they themselves run natively (qemu-user's
 /// fork from a program with threads, as a test starting the host is, hangs now and then).
 pub fn binary() -> &'static str {

@@ -5,7 +5,7 @@
  * ProcessPrng in bcryptprimitives.dll, which Windows 10 and later have and Debian's Wine 8 lacks, so
  * without this file every Rust program fails to start under that Wine. It answers with
  * RtlGenRandom (advapi32's SystemFunction036), which Wine does have, so the numbers stay random.
- * scripts/cross/test-windows.sh builds it with mingw-w64 into the throw-away Wine prefix's system32.
+ * `scripts/cross/windows.sh check` builds it with mingw-w64 into the throw-away Wine prefix's system32.
  */
 #include <windows.h>
 
