@@ -255,8 +255,9 @@ _setup_sudo_prefix() {
   if command -v sudo >/dev/null; then echo sudo; else echo su; fi
 }
 
-# _setup_as_root: does the plan's root work, as root or through sudo. Fails, having changed nothing, when
-# neither can be used or sudo refuses; exits when a command run as root fails (its own message is above).
+# _setup_as_root: does the plan's root work, as root or through sudo. Fails when neither can be used (having run
+# nothing) or sudo refuses, leaving the rest to the one command, which is safe to run again; exits when a command
+# run as root fails (its own message is above).
 _setup_as_root() {
   local via command words
   if [ "$(id -u)" -eq 0 ]; then
