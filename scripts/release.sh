@@ -47,7 +47,7 @@ sudo), the files that need nothing more are written, and the end says the one co
 Options:
   --host-name NAME            the host name your extension passes to connectNative, e.g. com.example.mail_cache
                               (default: com.browserx.llm_cache). The binary is built with it baked in
-                              (in target/host-name/, so target/release stays the default build); the
+                              (target/release stays the default host's build); the
                               command, the package and the files above are named by its last part with
                               _ as - (mail-cache, mail-cache_<version>_<debian arch>.deb, /usr/bin/mail-cache),
                               the manifests NAME.json, and each user's data goes to ~/.local/share/NAME
@@ -163,15 +163,21 @@ id_flags=()
 for id in "${chrome_ids[@]}"; do id_flags+=(--extension-id "$id"); done
 for id in "${firefox_ids[@]}"; do id_flags+=(--firefox-extension-id "$id"); done
 
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
 # The host name is baked in at build time: the binary then knows it wherever it is copied and whatever
-# its file is called. Another name builds in a folder of its own, so that target/release/llm-cache-host
-# stays the default host for ./install.sh and everyone else.
+# its file is called. Only the binary's own crate (src/main.rs) reads it, so another name recompiles that
+# one file. Its binary is copied out, and target/release/llm-cache-host built back as the default host's
+# for ./install.sh and everyone else.
 if [ "$host_name" = "$DEFAULT_HOST_NAME" ]; then
   env -u LLM_CACHE_HOST_NAME cargo build --release --locked --quiet
   binary=target/release/llm-cache-host
 else
-  LLM_CACHE_HOST_NAME=$host_name cargo build --release --locked --quiet --target-dir target/host-name
-  binary=target/host-name/release/llm-cache-host
+  LLM_CACHE_HOST_NAME=$host_name cargo build --release --locked --quiet
+  binary=$work/native/$name
+  install -D -m 0755 target/release/llm-cache-host "$binary"
+  env -u LLM_CACHE_HOST_NAME cargo build --release --locked --quiet
 fi
 # The binary's own check of every id, before anything is written, and of the name it was built with.
 check_browser=chromium
@@ -184,8 +190,6 @@ export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/n
 
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 
 # The tarball and the .deb of one Linux binary, for its Debian architecture. The native binary prints the
 # manifests whatever the package's architecture: their text names the installed path and the ids, nothing

@@ -16,7 +16,9 @@
 //! 1. its own file name, when that is a host name (less `.exe` on Windows): this is how the copy
 //!    `install --host-name` makes knows its name;
 //! 2. the name baked in when it was built, from the `LLM_CACHE_HOST_NAME` variable (what
-//!    `scripts/release.sh --host-name` does), checked when it compiles;
+//!    `scripts/release.sh --host-name` does), checked when it compiles. The binary's own crate
+//!    (`src/main.rs`) reads the variable and hands the name over with [`HostName::set_built_in`], so
+//!    that building for another name recompiles only that small crate, not this library;
 //! 3. the default.
 
 use std::path::Path;
@@ -30,9 +32,6 @@ pub const DEFAULT_HOST_NAME: &str = "com.browserx.llm_cache";
 /// The default host's command, Debian package, installed binary and data folder.
 pub const DEFAULT_COMMAND: &str = "llm-cache-host";
 
-/// The build-time variable that bakes a host name into the binary.
-pub const BUILD_VAR: &str = "LLM_CACHE_HOST_NAME";
-
 /// The longest host name taken. Chrome sets none; the name becomes a file name (with `.json`), a
 /// folder name and a registry key, which all stop at 255 characters.
 pub const MAX_HOST_NAME_BYTES: usize = 128;
@@ -43,16 +42,8 @@ pub const HOST_NAME_RULE: &str = "a host name is Chrome's: lowercase letters, di
     last part (which names the command) starts with a letter or digit and is at least 2 characters, \
     e.g. com.example.mail_cache";
 
-/// The host name baked in at build time, if any (an empty value counts as none).
-const BUILT: Option<&str> = match option_env!("LLM_CACHE_HOST_NAME") {
-    Some(name) if !name.is_empty() => Some(name),
-    _ => None,
-};
-
-// A name the binary could never register is a build error, not a surprise at install.
-const _: () = if let Some(name) = BUILT {
-    assert!(is_host_name(name), "LLM_CACHE_HOST_NAME is not a host name: see HOST_NAME_RULE in src/host_name.rs");
-};
+/// The host name the binary was built with, set once as it starts ([`HostName::set_built_in`]).
+static BUILT_IN: OnceLock<HostName> = OnceLock::new();
 
 /// A checked host name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,9 +72,16 @@ impl HostName {
         HostName(DEFAULT_HOST_NAME.to_owned())
     }
 
+    /// Records the name the binary was built with (`src/main.rs` passes `LLM_CACHE_HOST_NAME`, which it
+    /// checked with [`is_host_name`] as it compiled), before anything asks which host this is. Only the
+    /// first call counts.
+    pub fn set_built_in(name: &str) {
+        let _ = BUILT_IN.set(HostName(name.to_owned()));
+    }
+
     /// The name this binary was built with: `LLM_CACHE_HOST_NAME` at build time, else the default.
     pub fn built_in() -> HostName {
-        HostName(BUILT.unwrap_or(DEFAULT_HOST_NAME).to_owned())
+        BUILT_IN.get().cloned().unwrap_or_else(HostName::default_host)
     }
 
     /// The host a binary at `path` is: its file name when that is a host name, else the built-in one.

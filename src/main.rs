@@ -12,12 +12,29 @@ use std::sync::Arc;
 use llm_cache_host::cli::{self, PROGRAM, USAGE_ERROR};
 use llm_cache_host::clock::SystemClock;
 use llm_cache_host::cmd::Context;
+use llm_cache_host::host_name::{self, HostName};
 use llm_cache_host::launch::{self, Launch};
 use llm_cache_host::limits::DEFAULT_STORE_QUOTA_BYTES;
 use llm_cache_host::store::Store;
 use llm_cache_host::{config, error::CacheError, host, logging, paths};
 
+/// The host name baked in at build time (`scripts/release.sh --host-name` sets it), if any; an empty
+/// value counts as none. It is read here, in the binary's own small crate, so that a build for another
+/// name recompiles this file alone and not the library.
+const BUILT_HOST_NAME: Option<&str> = match option_env!("LLM_CACHE_HOST_NAME") {
+    Some(name) if !name.is_empty() => Some(name),
+    _ => None,
+};
+
+// A name the binary could never register is a build error, not a surprise at install.
+const _: () = if let Some(name) = BUILT_HOST_NAME {
+    assert!(host_name::is_host_name(name), "LLM_CACHE_HOST_NAME is not a host name: see HOST_NAME_RULE");
+};
+
 fn main() -> ExitCode {
+    if let Some(name) = BUILT_HOST_NAME {
+        HostName::set_built_in(name);
+    }
     // A lossy conversion would turn different ids into one origin; refuse what isn't UTF-8.
     let args: Result<Vec<String>, _> = std::env::args_os().skip(1).map(|a| a.into_string()).collect();
     let Ok(args) = args else {

@@ -18,8 +18,7 @@
 # shellcheck source=scripts/release-files.sh
 . scripts/release-files.sh
 
-# The developer's host name every check builds a release for, besides the default host. One name for the three, so
-# that release.sh's native build for it (target/host-name) is made once a run; and not com.example.mail_cache,
+# The developer's host name every check builds a release for, besides the default host: not com.example.mail_cache,
 # which the binary's help text holds already, so that finding this one in a binary proves it was baked in.
 # shellcheck disable=SC2034 # read by the targets' checks
 CROSS_VENDOR_HOST_NAME=org.vendor_test.mail_cache
