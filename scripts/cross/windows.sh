@@ -12,7 +12,7 @@
 #     there; doctor passes; uninstall typed as the installed .exe removes the keys, the manifests,
 #     the record and its own running file (Windows can't delete a running .exe: it is moved to the
 #     temp folder and deleted once it exits; see src/install/windows.rs).
-#  4. The Rust tests that don't open the store, cross-compiled and run under Wine.
+#  4. The Rust tests that don't open the store, cross-compiled (optimized) and run under Wine.
 #  5. With a developer's own host name (release.sh --host-name): the zip and the .exe named after it, and the
 #     .exe's manifest naming that host.
 #
@@ -186,9 +186,11 @@ PY
     "--test inspect -- --exact unframed_json_gets_a_hint"
     "--test recovery -- --exact a_closed_stdout_ends_the_host_cleanly"
   )
+  # Optimized, as shipped and as the arm64 check runs them: they reuse the release build's dependencies, where a
+  # debug build would compile every one of them again for Windows.
   for tests in "${WINE_TESTS[@]}"; do
     # shellcheck disable=SC2086 # each entry is a list of words
-    cargo test --locked --quiet --target "$WINDOWS_TARGET" $tests
+    cargo test --release --locked --quiet --target "$WINDOWS_TARGET" $tests
   done
 
   step "a developer's own host name: the zip and the .exe named after it, the name baked in"
