@@ -1,14 +1,19 @@
 // The shim as an extension developer gets it, in real Chromium: the README's "Your own extension" walkthrough
-// (extension-shim/README.md), run as written. The shim is packed (`npm pack`), and in a fresh `my-extension/`
-// beside the tarball every file the section shows is written under its name and every `sh` block is run, in
-// order, with npm offline: the tarball installs with nothing from the registry, since the shim has no runtime
-// dependencies. The one change: `npm install --save-dev esbuild` installs this folder's own esbuild (a
-// devDependency of e2e/ for this test) instead of the registry's.
+// (extension-shim/README.md), run as written. The shim is packed (`npm pack`) into a stand-in checkout,
+// `llm-cache-host/extension-shim/`, in an empty folder; the section's first `sh` block runs in that folder (it
+// makes `my-extension/` and moves the tarball beside it), and then every file the section shows is written under
+// its name in `my-extension/` and every later `sh` block is run there, in order, with npm offline: the tarball
+// installs with nothing from the registry, since the shim has no runtime dependencies. The one change: `npm
+// install --save-dev esbuild` installs this folder's own esbuild (a devDependency of e2e/ for this test) instead
+// of the registry's.
 //
-// Then the built `extension/` is loaded in Chromium: its id is the one the README's command prints; with no
-// host, the cache is on IndexedDB (write, list, read) and the packaged viewer page shows the item; with the host
-// installed for that id into the sandbox's profile, the same calls are served by the host, which its CLI
-// (`llm-cache-host sessions`) confirms, and the viewer shows them too. The build is checked to hold the shim once.
+// Then the built `extension/` is loaded in Chromium: its id is the one the README's command prints for the key
+// the walkthrough made (the manifest it shows carries none, so nobody copies one); with no host, the cache is on
+// IndexedDB (write, list, read) and the packaged viewer page shows the item; both pages find the walkthrough's
+// `llm-cache-pages.json` (no failed request, the install page links the downloads it names and asks the user to
+// ask the developer for nothing); with the host installed for that id into the sandbox's profile, the same calls
+// are served by the host, which its CLI (`llm-cache-host sessions`) confirms, and the viewer shows them too. The
+// build is checked to hold the shim once.
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import crypto from "node:crypto";
@@ -25,6 +30,8 @@ const README = path.join(SHIM_DIR, "README.md");
 const SECTION = "## Your own extension";
 /** The one line run differently from the README: esbuild from this folder, offline, not from the registry. */
 const ESBUILD_INSTALL = "npm install --save-dev esbuild";
+/** The first line of the walkthrough's first block, which runs beside the checkout and makes the project. */
+const MAKE_PROJECT = "mkdir my-extension && mv llm-cache-host/extension-shim/";
 /** Every wait on a page has this limit. */
 const DOM_TIMEOUT_MS = 15_000;
 
@@ -81,20 +88,51 @@ async function useCache(browser, sessionId) {
   );
 }
 
-/** Opens the packaged viewer on `sessionId` and returns the descriptions in its items table. */
-async function viewerDescriptions(browser, extensionId, sessionId) {
+/**
+ * Opens one of the packaged pages, runs `look` on it once `ready` holds, and checks that nothing failed on the
+ * way: no error thrown, no request failed and no error logged (a missing `llm-cache-pages.json` is both).
+ */
+async function onPage(browser, url, ready, look) {
   const page = await browser.context.newPage();
   const errors = [];
   page.on("pageerror", (error) => errors.push(error.message));
+  page.on("requestfailed", (request) => errors.push(`${request.url()}: ${request.failure()?.errorText}`));
+  page.on("console", (message) => {
+    if (message.type() === "error") errors.push(message.text());
+  });
   try {
-    await page.goto(`chrome-extension://${extensionId}/llm-cache/viewer.html#session=${sessionId}`);
-    await page.waitForFunction(() => document.querySelectorAll("#items tbody tr").length > 0, null, { timeout: DOM_TIMEOUT_MS });
-    const text = await page.$$eval("#items tbody tr", (rows) => rows.map((row) => row.textContent));
-    assert.deepEqual(errors, []);
-    return text;
+    await page.goto(url);
+    await page.waitForFunction(ready, null, { timeout: DOM_TIMEOUT_MS });
+    const seen = await look(page);
+    assert.deepEqual(errors, [], `${url} logged errors`);
+    return seen;
   } finally {
     await page.close();
   }
+}
+
+/** Opens the packaged viewer on `sessionId` and returns the descriptions in its items table. */
+function viewerDescriptions(browser, extensionId, sessionId) {
+  return onPage(
+    browser,
+    `chrome-extension://${extensionId}/llm-cache/viewer.html#session=${sessionId}`,
+    () => document.querySelectorAll("#items tbody tr").length > 0,
+    (page) => page.$$eval("#items tbody tr", (rows) => rows.map((row) => row.textContent)),
+  );
+}
+
+/** Opens the packaged install page and returns its steps' text and the addresses they link to. */
+function installSteps(browser, extensionId) {
+  return onPage(
+    browser,
+    `chrome-extension://${extensionId}/llm-cache/install.html`,
+    () => document.querySelector("[data-checks]") !== null,
+    (page) =>
+      page.$eval("#steps", (steps) => ({
+        text: steps.textContent,
+        links: [...steps.querySelectorAll("a[href]")].map((link) => link.href),
+      })),
+  );
 }
 
 describe("the README's own extension, built from the packed shim", { skip: SKIP, timeout: 300_000 }, () => {
@@ -102,24 +140,31 @@ describe("the README's own extension, built from the packed shim", { skip: SKIP,
   const project = path.join(work, "my-extension");
   const extension = path.join(project, "extension");
   const printed = [];
+  /** What the walkthrough's files say: the manifest and the pages' settings, as shown. */
+  const shown = {};
   let extensionId;
 
   before(() => {
     requireHostAndChromium();
     const pkg = JSON.parse(fs.readFileSync(path.join(SHIM_DIR, "package.json"), "utf8"));
+    // The tarball where the README's Install step leaves it: in the checkout's extension-shim/.
+    const checkout = path.join(work, "llm-cache-host", "extension-shim");
+    fs.mkdirSync(checkout, { recursive: true });
     // --ignore-scripts: the shim is built already (the skip check), and prepack would build it again.
-    const [packed] = JSON.parse(execFileSync("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", work], { cwd: SHIM_DIR, encoding: "utf8" }));
+    const [packed] = JSON.parse(execFileSync("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", checkout], { cwd: SHIM_DIR, encoding: "utf8" }));
     assert.equal(packed.filename, `browserx-llm-cache-shim-${pkg.version}.tgz`);
-    fs.mkdirSync(project);
     const steps = walkthroughSteps();
-    assert.ok(steps.some((step) => step.sh?.includes(packed.filename)), `the README's steps don't install ../${packed.filename}`);
+    assert.ok(steps[0]?.sh?.startsWith(`${MAKE_PROJECT}${packed.filename} . && cd my-extension\n`), `the README's first step doesn't make the project beside the tarball:\n${steps[0]?.sh}`);
+    assert.ok(steps.some((step) => step.sh?.includes(`npm install ../${packed.filename}`)), `the README's steps don't install ../${packed.filename}`);
     assert.ok(steps.some((step) => step.sh?.includes(ESBUILD_INSTALL)), `the README's steps no longer say "${ESBUILD_INSTALL}"`);
-    for (const step of steps) {
+    for (const [n, step] of steps.entries()) {
       if (step.file) {
         fs.mkdirSync(path.dirname(path.join(project, step.file)), { recursive: true });
         fs.writeFileSync(path.join(project, step.file), step.text);
+        if (step.file.endsWith(".json")) shown[step.file] = JSON.parse(step.text);
       } else {
-        printed.push(runSh(step.sh.replace(ESBUILD_INSTALL, `npm install --save-dev ${path.join(E2E_DIR, "node_modules", "esbuild")}`), project));
+        const script = step.sh.replace(ESBUILD_INSTALL, `npm install --save-dev ${path.join(E2E_DIR, "node_modules", "esbuild")}`);
+        printed.push(runSh(script, n === 0 ? work : project));
       }
     }
     // The id the README's command printed: 32 letters a-p.
@@ -127,6 +172,14 @@ describe("the README's own extension, built from the packed shim", { skip: SKIP,
     assert.ok(extensionId, `no README block printed an extension id:\n${printed.join("\n")}`);
   });
   after(() => fs.rmSync(work, { recursive: true, force: true }));
+
+  it("gives the extension a key of the developer's own: the manifest shown has none, the one built has it", () => {
+    assert.equal(shown["extension/manifest.json"].key, undefined, "the README's manifest has a key, so everyone who copies it gets one id");
+    const built = JSON.parse(fs.readFileSync(path.join(extension, "manifest.json"), "utf8"));
+    assert.match(built.key, /^MII[A-Za-z0-9+/=]+$/);
+    const made = execFileSync("openssl", ["rsa", "-in", path.join(project, "key.pem"), "-pubout", "-outform", "DER"], { stdio: ["ignore", "pipe", "ignore"] });
+    assert.equal(built.key, made.toString("base64"), "the manifest's key is the public half of key.pem");
+  });
 
   it("builds an extension that holds the shim once: one chunk the worker and both pages import", () => {
     const files = fs.readdirSync(extension, { recursive: true }).map(String);
@@ -171,6 +224,13 @@ describe("the README's own extension, built from the packed shim", { skip: SKIP,
       assert.ok(result.read.ok && result.read.text.includes('"Q3 plan"'), result.read.text);
       const rows = await viewerDescriptions(s.browser, extensionId, sessionId);
       assert.ok(rows.some((row) => row.includes("the Q3 plan email")), rows.join("\n"));
+    });
+
+    it("finds llm-cache-pages.json: the install page links the downloads it names and sends users to the developer for none", async () => {
+      const downloads = Object.values(shown["extension/llm-cache-pages.json"]?.downloads ?? {});
+      const steps = await installSteps(s.browser, extensionId);
+      assert.ok(!steps.text.includes("Ask this extension's developer"), steps.text);
+      assert.ok(steps.links.some((link) => downloads.includes(link)), `the install page links none of ${downloads.join(", ")}: ${steps.links.join(", ")}`);
     });
 
     it("refuses a malformed sessionId in the worker with a TypeError that says the rule", async () => {

@@ -25,8 +25,11 @@
  * - If a new session's first write fails because the host just went away, the write goes to the in-browser
  *   backend instead: nothing was in that session yet, so nothing is split. The host may have committed the write
  *   before its reply was lost, so an `endSession` is remembered for the host (session.ts sends it first on the
- *   host's next connection). Before any later first write of that session id goes to the host, a cleanup
- *   remembered there is sent, so it can never remove the items of a later life.
+ *   host's next connection).
+ * - A cleanup remembered for a backend (that one, or an `endSession` that met a full disk or a transient
+ *   IndexedDB failure) is sent to it before any later write, update or append of that session reaches it, under
+ *   the session's exclusive lock, so it can never remove the items of a later life. Waiting for the backend's
+ *   next connection is not enough: the connection that met the failure may stay open.
  * - Route records of sessions their backend no longer holds (ended elsewhere, or removed as orphans after 24
  *   hours idle) are pruned, a page (ROUTE_PRUNE_PAGE) at a time, when the router is made and whenever the host
  *   connects: each is checked again under the session's exclusive lock, and one whose backend is down is kept.
@@ -258,19 +261,13 @@ export class RoutingBackend implements CacheBackend {
   }
 
   /**
-   * Writes to the backend of the session's route, read again under the session's shared lock, so that no
-   * other context can remove the route between the reading and the write's answer. A session without a route
-   * makes one (#firstWrite).
+   * Writes to the backend of the session's route (see #change). A session without a route makes one
+   * (#firstWrite).
    */
   async write(request: WriteRequest, options?: RequestOptions): Promise<CacheMetadata> {
     const sessionId = request.sessionId;
-    if (this.backends.length === 1) return (this.backends[0] as CacheBackend).write(request, options);
     if (typeof sessionId !== "string") return (await this.#newSessionBackend(false)).write(request, options);
-    const routed = await withLock(sessionLockName(sessionId), "shared", async () => {
-      const backend = await this.#routed(sessionId);
-      return backend && { item: await backend.write(request, options) };
-    });
-    return routed ? routed.item : this.#firstWrite(request, options);
+    return this.#change(sessionId, (backend) => backend.write(request, options), () => this.#firstWrite(request, options));
   }
 
   async read(request: ReadRequest, options?: RequestOptions): Promise<CachedItem> {
@@ -286,11 +283,11 @@ export class RoutingBackend implements CacheBackend {
   }
 
   async update(request: UpdateRequest, options?: RequestOptions): Promise<CacheMetadata> {
-    return (await this.#sessionBackend(request.sessionId)).update(request, options);
+    return this.#change(request.sessionId, (backend) => backend.update(request, options));
   }
 
   async append(request: AppendRequest, options?: RequestOptions): Promise<CacheMetadata> {
-    return (await this.#sessionBackend(request.sessionId)).append(request, options);
+    return this.#change(request.sessionId, (backend) => backend.append(request, options));
   }
 
   async search(request: SearchRequest, options?: RequestOptions): Promise<SearchResult> {
@@ -324,7 +321,7 @@ export class RoutingBackend implements CacheBackend {
    * Ends the session on each backend that may hold it, and says how each went, so that session cleanup can
    * remember exactly the ones that couldn't be reached (`settle`, run before the lock is let go). The route
    * goes either way: a session resumed under the same id starts afresh, and a cleanup remembered for the old
-   * one is sent before the new one's first write reaches that backend (#firstWrite), so it can't touch the new
+   * one is sent before the new one's first change reaches that backend (#change), so it can't touch the new
    * one's items. All of it holds the session's lock exclusively: no write of any context is under way, and the
    * next one finds the route gone.
    */
@@ -356,8 +353,8 @@ export class RoutingBackend implements CacheBackend {
 
   /**
    * Sends one request to the backend of `fields.sessionId` (or, without one, of new sessions). The ops whose
-   * routing does more than pick a backend (a first write makes a route, endSession reaches both, hello and
-   * stats say who answered) go through their typed calls.
+   * routing does more than pick a backend (a change sends a remembered cleanup first, a first write makes a
+   * route, endSession reaches both, hello and stats say who answered) go through their typed calls.
    */
   async request<T>(op: string, fields: object, options?: RequestOptions): Promise<T> {
     if (op === "sessions") return (await this.sessions(fields as SessionsRequest, options)) as T;
@@ -368,6 +365,10 @@ export class RoutingBackend implements CacheBackend {
     switch (op) {
       case "write":
         return (await this.write(fields as WriteRequest, options)) as T;
+      case "update":
+        return (await this.update(fields as UpdateRequest, options)) as T;
+      case "append":
+        return (await this.append(fields as AppendRequest, options)) as T;
       case "endSession":
         return (await this.endSession(sessionId, options)) as T;
       case "stats":
@@ -470,51 +471,100 @@ export class RoutingBackend implements CacheBackend {
   }
 
   /**
-   * A session's first write, under the session's exclusive lock: the route is looked up again (another write
-   * or context may have made it meanwhile, and then this write simply goes there), else chosen, the item
+   * Sends a change to a session's items (a write, update or append) to the backend of the session's route, read
+   * again under the session's shared lock, so that no other context can remove the route between the reading
+   * and the change's answer. Without a route, `first` makes one (a write), or the change goes to the backend of
+   * new sessions (an update or append, which has no item to change there unless an older shim wrote it).
+   *
+   * A backend that still owes the session a remembered cleanup (an `endSession` of its earlier life that met a
+   * StorageUnavailableError: a full disk, a transient IndexedDB failure) is sent that cleanup first, holding the
+   * lock exclusively. Its connection may have outlived the failure, so no new connection would send it before
+   * this change; sent any later, it would remove what this change was acknowledged for.
+   */
+  async #change<T>(sessionId: string, send: (backend: CacheBackend) => Promise<T>, first?: () => Promise<T>): Promise<T> {
+    // A sessionId that isn't a string can have no route or cleanup; the backend's own check names the problem.
+    if (typeof sessionId !== "string") return send(await this.#newSessionBackend(false));
+    const lock = sessionLockName(sessionId);
+    const sent = await withLock(lock, "shared", async () => {
+      const { routed, owing } = await this.#records(sessionId);
+      if (!routed && first) return undefined;
+      const backend = routed ?? (await this.#newSessionBackend(false));
+      return owing.has(backend.kind) ? undefined : { result: await send(backend) };
+    });
+    if (sent) return sent.result;
+    return withLock(lock, "exclusive", async () => {
+      const routed = await this.#routed(sessionId);
+      if (!routed && first) return first();
+      const backend = routed ?? (await this.#newSessionBackend(false));
+      await this.#sendRememberedCleanup(backend, sessionId);
+      return send(backend);
+    });
+  }
+
+  /**
+   * A session's first write, run holding the session's lock exclusively (#change): the route is chosen, the item
    * written, and the route kept.
    *
    * A write to the host that fails with StorageUnavailableError may still have been committed there (the
    * host crashed, or the port closed, after the commit and before the reply). So the route says host if the
    * host is back at once; if it is still down, the write goes to the in-browser backend, and an `endSession`
    * is remembered for the host (session.ts sends it first on the host's next connection), so the host keeps
-   * no copy that nobody lists. Before a new session's first write goes to the host, a cleanup remembered there
+   * no copy that nobody lists. Before a new session's first write goes to a backend, a cleanup remembered there
    * for an earlier session of that id is sent, so that it can never run later and remove the new items.
    */
-  #firstWrite(request: WriteRequest, options?: RequestOptions): Promise<CacheMetadata> {
+  async #firstWrite(request: WriteRequest, options?: RequestOptions): Promise<CacheMetadata> {
     const sessionId = request.sessionId;
-    return withLock(sessionLockName(sessionId), "exclusive", async () => {
-      const routed = await this.#routed(sessionId);
-      if (routed) return routed.write(request, options);
-      let backend = await this.#newSessionBackend(true);
-      let item: CacheMetadata;
-      try {
-        if (backend === this.#host) await this.#sendRememberedCleanup(this.#host, sessionId);
-        item = await backend.write(request, options);
-      } catch (error) {
-        if (!(backend === this.#host && this.#fallback && error instanceof StorageUnavailableError)) throw error;
-        await this.#checkHost();
-        if (this.#hostState.state === "up") {
-          await this.#storage.set({ [ROUTE_PREFIX + sessionId]: backend.kind });
-          throw error;
-        }
-        // The host went away since it last answered: this session has nothing anywhere else, so it can start
-        // on the in-browser backend, and whatever the host may hold of it goes when the host is back.
-        await this.#storage.set({ [PENDING_END_SESSION_PREFIXES.host + sessionId]: Date.now() });
-        backend = this.#fallback;
-        item = await backend.write(request, options);
+    let backend = await this.#newSessionBackend(true);
+    let item: CacheMetadata;
+    try {
+      await this.#sendRememberedCleanup(backend, sessionId);
+      item = await backend.write(request, options);
+    } catch (error) {
+      if (!(backend === this.#host && this.#fallback && error instanceof StorageUnavailableError)) throw error;
+      await this.#checkHost();
+      if (this.#hostState.state === "up") {
+        await this.#storage.set({ [ROUTE_PREFIX + sessionId]: backend.kind });
+        throw error;
       }
-      await this.#storage.set({ [ROUTE_PREFIX + sessionId]: backend.kind });
-      return item;
-    });
+      // The host went away since it last answered: this session has nothing anywhere else, so it can start
+      // on the in-browser backend, and whatever the host may hold of it goes when the host is back.
+      await this.#storage.set({ [PENDING_END_SESSION_PREFIXES.host + sessionId]: Date.now() });
+      backend = this.#fallback;
+      await this.#sendRememberedCleanup(backend, sessionId);
+      item = await backend.write(request, options);
+    }
+    await this.#storage.set({ [ROUTE_PREFIX + sessionId]: backend.kind });
+    return item;
   }
 
-  /** Sends the host an `endSession` remembered for this session id, if one is, and forgets it once done. */
-  async #sendRememberedCleanup(host: CacheBackend, sessionId: string): Promise<void> {
-    const key = PENDING_END_SESSION_PREFIXES.host + sessionId;
+  /**
+   * Sends the backend an `endSession` remembered for it of this session id, if one is, and forgets it once done.
+   * Only a StorageUnavailableError keeps it remembered (and rejects): any other refusal would be the same next
+   * time, as session.ts's sending on connect decides too.
+   */
+  async #sendRememberedCleanup(backend: CacheBackend, sessionId: string): Promise<void> {
+    const key = PENDING_END_SESSION_PREFIXES[backend.kind] + sessionId;
     if ((await this.#storage.get(key))[key] === undefined) return;
-    await host.endSession(sessionId);
+    try {
+      await backend.endSession(sessionId);
+    } catch (error) {
+      if (error instanceof StorageUnavailableError) throw error;
+    }
     await this.#storage.remove(key);
+  }
+
+  /**
+   * The backend of the session's route (as #routed) and the kinds of the backends a cleanup of the session is
+   * remembered for, in one read of the store, since every change reads both.
+   */
+  async #records(sessionId: string): Promise<{ routed: CacheBackend | undefined; owing: Set<BackendKind> }> {
+    const routeKey = ROUTE_PREFIX + sessionId;
+    const cleanupKey = (backend: CacheBackend) => PENDING_END_SESSION_PREFIXES[backend.kind] + sessionId;
+    const single = this.backends.length === 1;
+    const found = await this.#storage.get([...(single ? [] : [routeKey]), ...this.backends.map(cleanupKey)]);
+    const routed = single ? this.backends[0] : this.backends.find((backend) => backend.kind === found[routeKey]);
+    const owing = new Set(this.backends.filter((backend) => found[cleanupKey(backend)] !== undefined).map((backend) => backend.kind));
+    return { routed, owing };
   }
 
   /** One pruning run; see pruneRoutes. */

@@ -6,8 +6,10 @@
  * A session's data must go when the session ends, even if the host can't be reached at that moment (not
  * installed yet, crashed, the browser shutting down). So a cleanup that fails with StorageUnavailableError is
  * remembered in chrome.storage.local, which outlives the service worker, and sent on the next connection
- * before anything else is sent on it. That order is what keeps newer data safe: a conversation resumed under
- * the same id writes only after the remembered cleanup has run, so the cleanup can't remove what it writes.
+ * before anything else is sent on it, and by the router (routing.ts) before any later write of the session
+ * reaches that backend, since the connection that met the failure may stay open. That order is what keeps newer
+ * data safe: a conversation resumed under the same id writes only after the remembered cleanup has run, so the
+ * cleanup can't remove what it writes.
  * (The host also removes sessions idle for 24 hours; this makes the removal prompt instead.)
  *
  * With two backends (routing.ts), a session is ended on each that may hold it, and a cleanup is remembered
@@ -264,8 +266,8 @@ export class SessionCleanup {
    * Each cleanup is sent holding its session's lock (shared), and only if it is still remembered then: a
    * session's route is made, and a cleanup owed by its earlier life sent or recorded, under the exclusive
    * lock, so a cleanup read here can never reach the backend after a new life of the session has written
-   * there. While another context holds that lock exclusively, the cleanup is left for it (a first write sends
-   * it itself) or for the next connection: waiting could deadlock, since that context may be waiting for
+   * there. While another context holds that lock exclusively, the cleanup is left for it (a write of the
+   * session sends it itself) or for the next connection: waiting could deadlock, since that context may be waiting for
    * this very connection.
    */
   async #flush(backend: BackendKind, request: ConnectionRequest): Promise<void> {

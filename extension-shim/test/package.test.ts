@@ -14,7 +14,12 @@ import { fileURLToPath } from "node:url";
 import { tempDir } from "./helpers/temp.js";
 
 const SHIM = fileURLToPath(new URL("../..", import.meta.url));
-const PACKAGE = JSON.parse(readFileSync(join(SHIM, "package.json"), "utf8")) as { name: string; version: string; dependencies?: object };
+const PACKAGE = JSON.parse(readFileSync(join(SHIM, "package.json"), "utf8")) as {
+  name: string;
+  version: string;
+  dependencies?: object;
+  repository?: { type?: string; url?: string; directory?: string };
+};
 
 /** The most the packed tarball may weigh: about 200 KB today, so a stray folder (the demo's lib/ alone is 250 KB) shows. */
 const MAX_TARBALL_BYTES = 300 * 1024;
@@ -75,6 +80,26 @@ describe("the packed tarball", () => {
   it(`weighs at most ${MAX_TARBALL_BYTES / 1024} KB and has no runtime dependencies`, () => {
     assert.ok(packed.size <= MAX_TARBALL_BYTES, `the tarball is ${packed.size} bytes`);
     assert.equal(PACKAGE.dependencies, undefined);
+  });
+
+  it("names its repository, and its README links nothing outside the package but by that repository's address", () => {
+    assert.equal(PACKAGE.repository?.type, "git");
+    assert.equal(PACKAGE.repository?.directory, "extension-shim");
+    const repository = /^git\+(https:\/\/github\.com\/[^/]+\/[^/]+)\.git$/.exec(PACKAGE.repository?.url ?? "")?.[1];
+    assert.ok(repository, `package.json's repository.url is ${PACKAGE.repository?.url}`);
+    // The README in the package is this folder's; on npm's page a relative link leads nowhere.
+    const readme = readFileSync(join(SHIM, "README.md"), "utf8");
+    const targets = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1] as string);
+    assert.ok(targets.length > 0);
+    const dead = targets.filter((target) => !target.startsWith("#") && !target.startsWith("https://"));
+    assert.deepEqual(dead, [], "README links that lead out of the package by a relative path");
+    const elsewhere = targets.filter((target) => target.startsWith("https://github.com/") && !target.startsWith(`${repository}/`));
+    assert.deepEqual(elsewhere, [], `README links into a GitHub repository other than ${repository}`);
+    // Each link into the repository names a file it has.
+    for (const target of targets.filter((target) => target.startsWith(`${repository}/`))) {
+      const file = /^[^/]+\/main\/([^#]+)/.exec(target.slice(repository.length + 1))?.[1];
+      assert.ok(file && existsSync(join(SHIM, "..", file)), `${target} names no file of this repository`);
+    }
   });
 
   it("carries the repository's licence texts as they are", () => {

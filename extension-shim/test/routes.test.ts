@@ -10,7 +10,7 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { StorageUnavailableError } from "../src/errors.js";
+import { ItemNotFoundError, StorageUnavailableError } from "../src/errors.js";
 import type { LlmCache } from "../src/llm-cache.js";
 import { HOST_RECHECK_MS, ROUTE_PREFIX } from "../src/routing.js";
 import { PENDING_END_SESSION_PREFIXES } from "../src/session.js";
@@ -96,6 +96,52 @@ describe("routes that can't go stale", () => {
     // A later connection finds nothing left to send, so the new life stays.
     assert.deepEqual(await w.worker().cleanup.flushPending(), []);
     assert.deepEqual(await w.where(conversation), { host: ["new life"], fallback: [] });
+  });
+
+  it("an in-browser cleanup that met one transient IndexedDB failure runs before the resumed session's first write", async (t) => {
+    const w = world(t, { installed: false });
+    // With the host away (both backends in use), and with the in-browser backend alone.
+    for (const choice of [{}, { backend: "indexeddb" as const }]) {
+      const cache = w.worker(choice);
+      const conversation = session();
+      const first = await cache.client.write({ sessionId: conversation, data: { n: 1 }, description: "item 1" });
+      w.failNextInBrowserChange();
+      assert.equal((await cache.endSession(conversation)).status, "pending", JSON.stringify(choice));
+      assert.ok(w.storage.items.has(PENDING_END_SESSION_PREFIXES.indexeddb + conversation), "the cleanup is remembered");
+      // An update of the ended life's item finds it gone, rather than being acknowledged and removed later.
+      await assert.rejects(cache.client.update({ sessionId: conversation, storageKey: first.storageKey, description: "changed" }), ItemNotFoundError);
+      // Resumed under the same id, on the connection that outlived the failure: the write is acknowledged.
+      await cacheNote(cache, conversation, "item 2");
+      assert.equal(w.storage.items.has(PENDING_END_SESSION_PREFIXES.indexeddb + conversation), false, "the write sent it first");
+      // A restarted worker's connection finds nothing left to send, so item 2 stays.
+      const restarted = w.worker(choice);
+      assert.deepEqual(await restarted.cleanup.flushPending(), []);
+      assert.deepEqual(await listed(restarted, conversation), ["item 2"], JSON.stringify(choice));
+      assert.deepEqual(await w.where(conversation), { host: [], fallback: ["item 2"] });
+    }
+  });
+
+  it("a host cleanup answered with a full disk, its port still open, runs before the resumed session's next write", async (t) => {
+    const w = world(t, { installed: true });
+    // The host alone: its first write of the resumed session goes straight to it.
+    // Both backends: the disk is still full when the resumed session's first write sends the cleanup, so that
+    // write is refused and makes the host its route; the next write, with space back, is acknowledged.
+    for (const [choice, failures] of [[{ fallback: false }, 1], [{}, 2]] as const) {
+      const cache = w.worker(choice);
+      assert.equal((await cache.status()).backend, "host");
+      const conversation = session();
+      await cacheNote(cache, conversation, "item 1");
+      w.failHostEndSessions(failures);
+      assert.equal((await cache.endSession(conversation)).status, "pending", JSON.stringify(choice));
+      assert.ok(w.storage.items.has(PENDING_END_SESSION_PREFIXES.host + conversation), "the cleanup is remembered");
+      if (failures > 1) assert.equal(await tryNote(cache, conversation, "refused"), false, "the cleanup failed again");
+      await cacheNote(cache, conversation, "item 2");
+      assert.equal(w.storage.items.has(PENDING_END_SESSION_PREFIXES.host + conversation), false, "the write sent it first");
+      const restarted = w.worker(choice);
+      assert.deepEqual(await restarted.cleanup.flushPending(), []);
+      assert.deepEqual(await listed(restarted, conversation), ["item 2"], JSON.stringify(choice));
+      assert.deepEqual(await w.where(conversation), { host: ["item 2"], fallback: [] });
+    }
   });
 
   it("prunes the routes of sessions their backend no longer holds, and keeps those whose backend is down", async (t) => {

@@ -7,7 +7,7 @@
 
 import { randomUUID } from "node:crypto";
 import type { TestContext } from "node:test";
-import { IDBFactory, IDBKeyRange } from "fake-indexeddb";
+import { IDBDatabase, IDBFactory, IDBKeyRange } from "fake-indexeddb";
 import { InProcessBackend } from "../../src/backends/in-process.js";
 import { IdbHost } from "../../src/backends/indexeddb/host.js";
 import { NativeCacheClient, type NativePort } from "../../src/backends/native.js";
@@ -54,6 +54,8 @@ export function world(t: TestContext, options: { installed: boolean }) {
   let binary = options.installed ? HOST_BINARY : MISSING;
   /** Whether the next write reply from the host is lost: see loseNextWriteReply. */
   let losing = false;
+  /** How many more endSession requests the host answers as a full disk does: see failHostEndSessions. */
+  let endSessionsFailing = 0;
   /** One connector per connectNative call, so a test can count how often the host was asked. */
   const connectors: HostConnector[] = [];
   const connect = (hostName: string): NativePort => {
@@ -61,24 +63,36 @@ export function world(t: TestContext, options: { installed: boolean }) {
     connectors.push(connector);
     return replyLosing(connector(hostName) as ChromeNativePort);
   };
-  /** The port, except that while `losing`, a write's reply never arrives: the host is removed and killed first. */
+  /**
+   * The port, except that while `losing`, a write's reply never arrives: the host is removed and killed first;
+   * and while `endSessionsFailing`, an endSession gets the reply a host on a full disk gives, its port left open.
+   */
   const replyLosing = (port: ChromeNativePort): NativePort => {
     const writes = new Set<unknown>();
+    const listeners: Array<(message: any) => void> = [];
     return {
       postMessage: (message: { op?: unknown; id?: unknown }) => {
+        if (message.op === "endSession" && endSessionsFailing > 0) {
+          endSessionsFailing--;
+          const reply = { id: message.id, ok: false, error: diskFull(hostDir.path) };
+          setImmediate(() => listeners.forEach((listener) => listener(reply)));
+          return;
+        }
         if (message.op === "write") writes.add(message.id);
         port.postMessage(message);
       },
       disconnect: () => port.disconnect(),
       onDisconnect: port.onDisconnect,
       onMessage: {
-        addListener: (listener: (message: any) => void) =>
+        addListener: (listener: (message: any) => void) => {
+          listeners.push(listener);
           port.onMessage.addListener((message: { id?: unknown }) => {
             if (!(losing && writes.has(message.id))) return listener(message);
             losing = false;
             binary = MISSING;
             port.kill();
-          }),
+          });
+        },
       },
     };
   };
@@ -147,5 +161,37 @@ export function world(t: TestContext, options: { installed: boolean }) {
     loseNextWriteReply: () => {
       losing = true;
     },
+    /**
+     * The next `count` endSession requests to the host fail as they do while its disk is full: the host answers
+     * StorageUnavailableError, removes nothing, and its port stays open. (Filling a disk needs a mount, which the
+     * shim's tests can't count on; the host's own full-disk reply is tested in tests/store_faults.rs.)
+     */
+    failHostEndSessions: (count: number) => {
+      endSessionsFailing = count;
+    },
+    /**
+     * The in-browser backend's next read-write IndexedDB transaction aborts, as one does on a transient failure
+     * (an I/O error, the browser shutting down); the ones after it work again.
+     */
+    failNextInBrowserChange: () => {
+      const transaction = IDBDatabase.prototype.transaction;
+      IDBDatabase.prototype.transaction = function (this: IDBDatabase, ...args: Parameters<typeof transaction>) {
+        const tx = transaction.apply(this, args);
+        if (args[1] === "readwrite") {
+          IDBDatabase.prototype.transaction = transaction;
+          tx.abort();
+        }
+        return tx;
+      };
+    },
+  };
+}
+
+/** The error a host answers with while the disk under its store is full (its text as src/store.rs words it). */
+function diskFull(dataDir: string) {
+  return {
+    code: "StorageUnavailableError",
+    message: `the disk that holds the cache store (${dataDir}/store) is full: No space left on device (os error 28)`,
+    suggestion: "free space on that disk, or delete items or sessions you no longer need, then try again; items already cached can still be read",
   };
 }
