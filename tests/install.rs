@@ -374,6 +374,36 @@ fn doctor_sums_up_browsers_not_found() {
     assert_eq!(verbose.stdout.lines().last(), run.stdout.lines().last());
 }
 
+/// The commands in a report's lines: what each shows between "run `" and "`".
+fn commands_shown(text: &str) -> Vec<String> {
+    text.split("run `").skip(1).filter_map(|rest| rest.split_once('`')).map(|(command, _)| command.to_owned()).collect()
+}
+
+/// An install for an extension of one's own and no add-on: every command doctor shows that registers
+/// Firefox asks for the add-on's id (a Chrome id is none, and without one install would register the
+/// demo add-on); with the id filled in, it registers Firefox for that add-on and doctor passes.
+#[test]
+fn the_firefox_remedy_asks_for_an_add_on_id() {
+    let machine = Machine::new();
+    let own = "abcdefghijklmnopabcdefghijklmnop";
+    assert_ok(&machine.run(&["install", "--browser", "chromium", "--extension-id", own]), "install");
+    let asked = ["--browser", "firefox", "--browser", "vivaldi"];
+    let run = machine.doctor(&asked);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let for_firefox: Vec<String> =
+        commands_shown(&run.stdout).into_iter().filter(|command| command.contains("--browser firefox")).collect();
+    assert!(!for_firefox.is_empty(), "{}", run.stdout);
+    for command in &for_firefox {
+        assert!(command.ends_with(" --firefox-extension-id '<your add-on id>'"), "{command}");
+        let filled = command.replace("<your add-on id>", "me@example.org");
+        assert_ok(&machine.shell(&filled), &filled);
+    }
+    let firefox = read_json(&machine.firefox_manifest());
+    assert_eq!(firefox["allowed_extensions"], json!(["me@example.org"]), "{firefox}");
+    assert!(firefox.get("allowed_origins").is_none());
+    assert_ok(&machine.doctor(&["--browser", "firefox"]), "doctor after the command shown");
+}
+
 #[test]
 fn usage_mistakes_exit_2() {
     let machine = Machine::new();

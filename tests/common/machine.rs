@@ -133,6 +133,25 @@ impl Machine {
         self.run(&words)
     }
 
+    /// Runs `command` as a person pastes it into a shell (`sh -c`), in this machine's environment, with
+    /// `PATH` holding the host's command (a link to the binary under test) and the system's folders.
+    pub fn shell(&self, command: &str) -> Run {
+        let bin = self.tmp.path().join("path");
+        if !bin.exists() {
+            std::fs::create_dir(&bin).unwrap();
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(super::binary(), bin.join("llm-cache-host")).unwrap();
+        }
+        let output = self
+            .command("sh")
+            .args(["-c", command])
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .output()
+            .unwrap();
+        let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
+        Run { code: output.status.code().unwrap(), stdout: format!("{}{}", text(output.stdout), text(output.stderr)) }
+    }
+
     /// Every path under the temporary folder, relative to it.
     pub fn tree(&self) -> BTreeSet<PathBuf> {
         fn walk(dir: &Path, base: &Path, into: &mut BTreeSet<PathBuf>) {
