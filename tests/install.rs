@@ -404,6 +404,27 @@ fn the_firefox_remedy_asks_for_an_add_on_id() {
     assert_ok(&machine.doctor(&["--browser", "firefox"]), "doctor after the command shown");
 }
 
+/// The data folder's probe file goes also when its write fails after creating it: here a file size
+/// limit of 0 (with SIGXFSZ ignored, so the write fails instead of killing doctor).
+#[test]
+fn the_data_folder_probe_leaves_nothing_when_its_write_fails() {
+    let machine = Machine::new();
+    std::fs::create_dir(machine.data()).unwrap();
+    let root = machine.policy_root();
+    let script = "trap '' XFSZ; ulimit -f 0; exec \"$0\" doctor --browser chromium --policy-root \"$1\"";
+    let output = machine.command("sh").args(["-c", script, common::binary(), root.to_str().unwrap()]).output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    let line = format!("FAIL data directory: {} is not writable: File too large", machine.data().display());
+    assert!(stdout.contains(&line), "{line:?} in:\n{stdout}");
+    let left: Vec<String> = std::fs::read_dir(machine.data())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(".doctor-"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
 #[test]
 fn usage_mistakes_exit_2() {
     let machine = Machine::new();

@@ -618,7 +618,10 @@ fn data_dir_writable(platform: &Platform) -> Result<String, String> {
     let dir = platform.data_dir().ok_or("no data directory: set LLM_CACHE_DIR or HOME")?;
     paths::create_private_dir(&dir).map_err(|error| format!("can't create {}: {error}", dir.display()))?;
     let probe = dir.join(format!(".doctor-{}", std::process::id()));
-    std::fs::write(&probe, b"probe").map_err(|error| format!("{} is not writable: {error}", dir.display()))?;
+    // A write that fails part way (a full disk, a file size limit) may still have created the file:
+    // it goes either way.
+    let written = std::fs::write(&probe, b"probe");
     let _ = std::fs::remove_file(&probe);
+    written.map_err(|error| format!("{} is not writable: {error}", dir.display()))?;
     Ok(format!("{} is writable", dir.display()))
 }
