@@ -126,3 +126,29 @@ fn a_bad_store_quota_is_refused_and_a_broken_settings_file_is_named() {
         run.stdout
     );
 }
+
+/// A store quota smaller than any item: the store works, so the store check passes, but every write
+/// is refused, and doctor warns with the quota and the command that raises it, which does.
+#[test]
+fn a_quota_below_any_item_is_a_warning_with_how_to_raise_it() {
+    let machine = Machine::new();
+    assert_ok(&machine.run(&["install", "--browser", "chromium"]), "install");
+    std::fs::write(machine.data().join("config.json"), r#"{"storeQuotaBytes": 1}"#).unwrap();
+    let run = machine.doctor(&["--browser", "chromium"]);
+    assert_ok(&run, "doctor");
+    let warning = run.stdout.lines().find(|line| line.starts_with("WARN store: ")).unwrap_or_default();
+    assert!(
+        warning.starts_with("WARN store: the host refused doctor's small write (the cache store holds 0 bytes")
+            && warning.contains("0 B of the store-wide quota of 1 B used (0%), so extensions can't keep anything new"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.ends_with("passed, with 1 warning\n"), "{}", run.stdout);
+    let command = warning.split("raise the quota: `").nth(1).and_then(|rest| rest.split('`').next()).unwrap();
+    let command = command.replace("<size>", "1GB");
+    assert_ok(&machine.shell(&command), &command);
+    let run = machine.doctor(&["--browser", "chromium"]);
+    assert_ok(&run, "doctor after raising the quota");
+    assert!(run.stdout.contains("OK   store: the host wrote, read back and deleted an item"), "{}", run.stdout);
+    assert!(run.stdout.contains("NOTE store: 0 B of the store-wide quota of 953.7 MiB used (0%)"), "{}", run.stdout);
+}

@@ -90,10 +90,17 @@ pub fn run(options: &DoctorOptions, platform: &Platform) -> Result<Findings, Fai
     sheet.check("data directory", data_dir_writable(platform));
     // The store, through the host the browser would start first: the first manifest checked whose
     // host answered (this user's come before the system-wide ones, as browsers look).
+    let mut refused = None;
     if let Some((binary, args)) = checked.iter().find_map(|c| c.launch.clone()) {
-        sheet.check("store", probe::prove_store(&binary, &args, platform));
+        match probe::prove_store(&binary, &args, platform) {
+            Ok(proof) => {
+                sheet.ok("store", proof.text);
+                refused = proof.refused;
+            }
+            Err(text) => sheet.fail("store", text),
+        }
     }
-    store_quota_line(platform, &mut sheet);
+    store_quota_line(platform, refused.as_deref(), &mut sheet);
     for warning in owner::exposed(&trusted.iter().map(PathBuf::as_path).collect::<Vec<_>>()) {
         sheet.warn(warning);
     }
@@ -578,8 +585,10 @@ fn check_policies(browser: Browser, scope: Scope, options: &DoctorOptions, platf
 }
 
 /// A line with the store's use of its store-wide quota: a note, or a warning when the store is nearly
-/// full (writes past the quota are refused) or the settings file that sets the quota is unusable.
-fn store_quota_line(platform: &Platform, sheet: &mut Sheet) {
+/// full (writes past the quota are refused), the host refused doctor's write as past it (`refused`,
+/// its message: a quota smaller than any item is never "nearly full"), or the settings file that sets
+/// the quota is unusable.
+fn store_quota_line(platform: &Platform, refused: Option<&str>, sheet: &mut Sheet) {
     let Some(dir) = platform.data_dir() else { return };
     let host = &platform.host;
     let command = host.command();
@@ -601,6 +610,20 @@ fn store_quota_line(platform: &Platform, sheet: &mut Sheet) {
             .and_then(|store| store.read(|txn, dbs| dbs.store_total(txn)))
             .map_err(|error| error.message.clone()),
     };
+    // A store nearly full gets the warning below, which says to end sessions too; a refusal with room
+    // left is a quota too small for any item, which only raising it puts right.
+    let nearly_full = used.as_ref().is_ok_and(|&used| crate::config::store_use(used, quota).1);
+    if let Some(message) = refused.filter(|_| !nearly_full) {
+        let phrase = used.as_ref().map_or_else(
+            |_| format!("the store-wide quota is {}", crate::config::human_size(quota)),
+            |&used| crate::config::store_use(used, quota).0,
+        );
+        sheet.warn(format!(
+            "store: the host refused doctor's small write ({message}): {phrase}, so extensions can't keep anything \
+             new; raise the quota: {change}"
+        ));
+        return;
+    }
     match used {
         Ok(used) => match crate::config::store_use(used, quota) {
             (phrase, false) => sheet.note(format!("store: {phrase}; {change}")),
