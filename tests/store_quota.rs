@@ -82,7 +82,7 @@ fn install_records_the_store_quota_and_the_installed_host_keeps_to_it_across_res
     assert_ok(&run, "doctor");
     let line = "WARN store: 2.0 KiB of the store-wide quota of 2.0 KiB used (100%): writes past the quota are refused; \
                 end the sessions whose tasks are done (`llm-cache-host sessions`, then `llm-cache-host end <session>`), \
-                or raise it: `llm-cache-host install --store-quota <size>` changes it";
+                or raise it: `llm-cache-host config --store-quota <size>` changes it";
     assert!(run.stdout.lines().any(|l| l == line), "{line:?} in:\n{}", run.stdout);
     let run = machine.run(&["sessions"]);
     assert!(run.stdout.ends_with("store: 2.0 KiB of the store-wide quota of 2.0 KiB used (100%)\n"), "{}", run.stdout);

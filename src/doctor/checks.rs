@@ -592,7 +592,7 @@ fn store_quota_line(platform: &Platform, refused: Option<&str>, sheet: &mut Shee
     let Some(dir) = platform.data_dir() else { return };
     let host = &platform.host;
     let command = host.command();
-    let change = format!("`{} --store-quota <size>` changes it", host.invocation(&command, "install"));
+    let change = format!("`{} --store-quota <size>` changes it", host.invocation(&command, "config"));
     let quota = match crate::config::load(&dir) {
         Ok(config) => config.store_quota(),
         Err(why) => {
