@@ -111,14 +111,16 @@ fn install_doctor_uninstall_doctor() {
     assert_eq!(after, expected, "left behind: {:?}", after.difference(&before).collect::<Vec<_>>());
     assert!(machine.data().join("store/data.mdb").exists(), "cached data stays");
 
+    // The command went with the install, so the fix names the program that ran doctor, by its path.
     let run = machine.doctor(&["--browser", "chromium", "--verbose"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert_eq!(
         run.failures(),
         [format!(
             "FAIL chromium: no manifest at {} (the browser says \"Specified native messaging host not found\"): \
-             run `llm-cache-host install --browser chromium`",
-            machine.chromium_manifest().display()
+             run `{} install --browser chromium`",
+            machine.chromium_manifest().display(),
+            common::binary()
         )]
     );
     assert!(run.stdout.contains("doctor: 1 of 3 checks failed"), "{}", run.stdout);
@@ -379,6 +381,34 @@ fn commands_shown(text: &str) -> Vec<String> {
     text.split("run `").skip(1).filter_map(|rest| rest.split_once('`')).map(|(command, _)| command.to_owned()).collect()
 }
 
+/// The commands doctor gives name the program as it can be run where doctor ran: from an unpacked
+/// tarball, with the command on no PATH, `./llm-cache-host`, which works there as shown.
+#[test]
+fn fixes_name_the_program_as_it_can_be_run_there() {
+    let machine = Machine::new();
+    let unpacked = machine.tmp.path().join("llm-cache-host-0.1.0");
+    std::fs::create_dir(&unpacked).unwrap();
+    common::copy_binary(&unpacked.join("llm-cache-host"));
+    let root = machine.policy_root();
+    let in_unpacked = |command: &str| {
+        let output = machine.command("/bin/sh").args(["-c", command]).current_dir(&unpacked).output().unwrap();
+        let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
+        Run { code: output.status.code().unwrap(), stdout: format!("{}{}", text(output.stdout), text(output.stderr)) }
+    };
+    let doctor = format!("./llm-cache-host doctor --browser chromium --policy-root '{}'", root.display());
+    let run = in_unpacked(&doctor);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let shown = commands_shown(&run.stdout);
+    assert!(shown.contains(&"./llm-cache-host install --browser chromium".to_owned()), "{}", run.stdout);
+    assert!(shown.iter().all(|command| command.starts_with("./llm-cache-host ")), "{shown:?}");
+    assert_ok(&in_unpacked("./llm-cache-host install --browser chromium"), "the command shown");
+    // Installed, the command is on PATH (~/.local/bin), and the commands name it.
+    let run = in_unpacked(&doctor);
+    assert_ok(&run, "doctor after the command shown");
+    let shown = commands_shown(&run.stdout);
+    assert!(shown.iter().all(|command| command.starts_with("llm-cache-host ")), "{shown:?}");
+}
+
 /// An install for an extension of one's own and no add-on: every command doctor shows that registers
 /// Firefox asks for the add-on's id (a Chrome id is none, and without one install would register the
 /// demo add-on); with the id filled in, it registers Firefox for that add-on and doctor passes.
@@ -516,7 +546,13 @@ fn the_command_works_as_typed_after_install() {
     assert_eq!(code, 0, "{doctor}");
 
     // Without ~/.local/bin on PATH: a note, and the full command it prints works.
-    let run = machine.run(&["install", "--browser", "chromium"]);
+    let output = machine
+        .command(common::binary())
+        .args(["install", "--browser", "chromium"])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let run = Run { code: output.status.code().unwrap(), stdout: String::from_utf8(output.stdout).unwrap() };
     let full = format!("{} doctor", binary.display());
     assert!(
         run.stdout.contains(&format!("is not on your PATH, so type the command in full: {full}")),

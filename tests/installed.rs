@@ -103,10 +103,14 @@ fn uninstalling_the_only_extension_removes_everything() {
     assert_eq!(files(&machine), before, "no host ran, so no data was made: the data directory goes too");
 }
 
-/// A package's install, as scripts/release.sh builds it: the binary (here the one under test, standing
-/// in for /usr/bin/llm-cache-host) and every browser's system-wide manifest allowing the developer's
-/// ids, written by `manifest --root` under the machine's system root.
+/// A package's install, as scripts/release.sh builds it: the binary (here a link to the one under
+/// test, as the system root's usr/bin/llm-cache-host, on the machine's PATH) and every browser's
+/// system-wide manifest allowing the developer's ids, written by `manifest --root` under the machine's
+/// system root.
 fn install_package(machine: &Machine) {
+    let bin = machine.system_root().join("usr/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(common::binary(), bin.join("llm-cache-host")).unwrap();
     let root = machine.system_root();
     let root = root.to_str().unwrap();
     let ids = ["--extension-id", A, "--extension-id", B, "--firefox-extension-id", ADDON];

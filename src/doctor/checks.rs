@@ -35,7 +35,7 @@ pub fn run(options: &DoctorOptions, platform: &Platform) -> Result<Findings, Fai
     // The extensions asked about join those installed in every remedy.
     installed
         .add(&Allowed { chrome: selection.extension_ids.clone(), firefox: selection.firefox_extension_ids.clone() });
-    let remedy = Remedy { installed, os: platform.os, host: platform.host.clone() };
+    let remedy = Remedy { installed, os: platform.os, host: platform.host.clone(), program: platform.program() };
 
     for warning in install::sandbox_warnings(selection, &targets, &found) {
         sheet.note(warning);
@@ -109,7 +109,7 @@ pub fn run(options: &DoctorOptions, platform: &Platform) -> Result<Findings, Fai
             "a Chromium started with --user-data-dir=DIR (every headless or test profile) looks for hosts only in \
              DIR/NativeMessagingHosts, which these checks don't cover: run `{} --user-data-dir DIR` \
              (and install with --user-data-dir DIR) for it",
-            platform.host.invocation(&platform.host.command(), "doctor")
+            platform.host.invocation(&platform.program(), "doctor")
         ));
     }
 
@@ -591,7 +591,7 @@ fn check_policies(browser: Browser, scope: Scope, options: &DoctorOptions, platf
 fn store_quota_line(platform: &Platform, refused: Option<&str>, sheet: &mut Sheet) {
     let Some(dir) = platform.data_dir() else { return };
     let host = &platform.host;
-    let command = host.command();
+    let command = platform.program();
     let change = format!("`{} --store-quota <size>` changes it", host.invocation(&command, "config"));
     let quota = match crate::config::load(&dir) {
         Ok(config) => config.store_quota(),

@@ -130,7 +130,7 @@ pub fn prove_store(binary: &Path, args: &[OsString], platform: &Platform) -> Res
         format!(
             "{why}, so extensions can't keep anything in {store}: make sure it is a folder you own and can write \
              (`ls -ld` it and its parents), and that the disk isn't full; `{} verify` checks the store itself",
-            platform.host.command()
+            platform.program()
         )
     })?;
     replied_ok("endSession", ended?)?;

@@ -24,6 +24,8 @@ pub struct Remedy {
     pub os: Os,
     /// The host whose command they run, and name with `--host-name` when it isn't the default.
     pub host: HostName,
+    /// The program that runs the command here ([`crate::install::browsers::Platform::program`]).
+    pub program: String,
 }
 
 impl Remedy {
@@ -40,7 +42,7 @@ impl Remedy {
         if system && self.os != Os::Windows {
             command.push_str("sudo ");
         }
-        command.push_str(&self.host.invocation(&self.host.command(), "install"));
+        command.push_str(&self.host.invocation(&self.program, "install"));
         if system {
             command.push_str(" --system");
         }
@@ -105,7 +107,7 @@ mod tests {
             chrome: chrome.iter().map(|id| (*id).to_owned()).collect(),
             firefox: firefox.iter().map(|id| (*id).to_owned()).collect(),
         };
-        Remedy { installed, os: Os::Linux, host: HostName::default_host() }
+        Remedy { installed, os: Os::Linux, host: HostName::default_host(), program: "llm-cache-host".to_owned() }
     }
 
     #[test]

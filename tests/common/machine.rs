@@ -90,11 +90,22 @@ impl Machine {
         self.data().join("bin/llm-cache-host")
     }
 
-    /// A command for `program` in this machine's environment: its home, its data directory, and
-    /// no XDG_CONFIG_HOME, so browsers' manifest folders are found under the home.
+    /// A command for `program` in this machine's environment: its home, its data directory, no
+    /// XDG_CONFIG_HOME, so browsers' manifest folders are found under the home, and a PATH of
+    /// `~/.local/bin` (where install links the command), the system root's `usr/bin` (where a
+    /// package's command goes) and the system's folders, so the command is on PATH exactly when an
+    /// install put it there.
     pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut command = Command::new(program);
         command
+            .env(
+                "PATH",
+                format!(
+                    "{}:{}:/usr/bin:/bin",
+                    self.home().join(".local/bin").display(),
+                    self.system_root().join("usr/bin").display()
+                ),
+            )
             .env("HOME", self.home())
             .env("XDG_DATA_HOME", self.home().join(".local/share"))
             .env_remove("XDG_CONFIG_HOME")
