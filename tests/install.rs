@@ -381,20 +381,49 @@ fn commands_shown(text: &str) -> Vec<String> {
     text.split("run `").skip(1).filter_map(|rest| rest.split_once('`')).map(|(command, _)| command.to_owned()).collect()
 }
 
+/// A release tarball unpacked on `machine`: a folder holding a copy of the binary; returns what runs a
+/// shell command in it.
+fn unpacked_tarball(machine: &Machine) -> impl Fn(&str) -> Run + '_ {
+    let unpacked = machine.tmp.path().join("llm-cache-host-0.1.0");
+    std::fs::create_dir(&unpacked).unwrap();
+    common::copy_binary(&unpacked.join("llm-cache-host"));
+    move |command: &str| {
+        let output = machine.command("/bin/sh").args(["-c", command]).current_dir(&unpacked).output().unwrap();
+        let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
+        Run { code: output.status.code().unwrap(), stdout: format!("{}{}", text(output.stdout), text(output.stderr)) }
+    }
+}
+
+/// uninstall of an install made from a tarball names the tarball's binary, never a source folder's
+/// only: run by the command it removes, `./llm-cache-host` where the tarball was unpacked; run by the
+/// tarball's binary, that. Either command, run there as shown, checks that no browser finds the host.
+#[test]
+fn uninstall_of_a_tarball_install_names_the_tarballs_binary() {
+    let machine = Machine::new();
+    let in_unpacked = unpacked_tarball(&machine);
+    let root = machine.policy_root();
+    let no_browser_finds_it = |shown: &str| {
+        let run = in_unpacked(&format!("{shown} --browser chromium --policy-root '{}'", root.display()));
+        assert_eq!(run.code, 1, "{}", run.stdout);
+        assert!(run.stdout.contains("FAIL chromium: no manifest at "), "{}", run.stdout);
+    };
+    for uninstall in ["llm-cache-host uninstall", "./llm-cache-host uninstall"] {
+        assert_ok(&in_unpacked("./llm-cache-host install --browser chromium"), "install from the tarball");
+        let run = in_unpacked(uninstall);
+        assert_ok(&run, uninstall);
+        let shown = run.stdout.split("went with it: `").nth(1).and_then(|rest| rest.split('`').next()).unwrap();
+        assert_eq!(shown, "./llm-cache-host doctor", "{}", run.stdout);
+        no_browser_finds_it(shown);
+    }
+}
+
 /// The commands doctor gives name the program as it can be run where doctor ran: from an unpacked
 /// tarball, with the command on no PATH, `./llm-cache-host`, which works there as shown.
 #[test]
 fn fixes_name_the_program_as_it_can_be_run_there() {
     let machine = Machine::new();
-    let unpacked = machine.tmp.path().join("llm-cache-host-0.1.0");
-    std::fs::create_dir(&unpacked).unwrap();
-    common::copy_binary(&unpacked.join("llm-cache-host"));
+    let in_unpacked = unpacked_tarball(&machine);
     let root = machine.policy_root();
-    let in_unpacked = |command: &str| {
-        let output = machine.command("/bin/sh").args(["-c", command]).current_dir(&unpacked).output().unwrap();
-        let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
-        Run { code: output.status.code().unwrap(), stdout: format!("{}{}", text(output.stdout), text(output.stderr)) }
-    };
     let doctor = format!("./llm-cache-host doctor --browser chromium --policy-root '{}'", root.display());
     let run = in_unpacked(&doctor);
     assert_eq!(run.code, 1, "{}", run.stdout);
@@ -570,7 +599,7 @@ fn the_command_works_as_typed_after_install() {
     let run = machine.run(&["uninstall"]);
     assert_ok(&run, "uninstall");
     assert!(!bin.join("llm-cache-host").exists() && std::fs::symlink_metadata(bin.join("llm-cache-host")).is_err());
-    assert!(run.stdout.contains("target/release/llm-cache-host doctor"), "{}", run.stdout);
+    assert!(run.stdout.contains(&format!("`{} doctor` checks", common::binary())), "{}", run.stdout);
     assert!(
         run.stdout.contains(&format!("The cached data, logs and settings stay in {}", machine.data().display())),
         "{}",
