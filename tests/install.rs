@@ -262,29 +262,48 @@ fn doctor_names_each_breakage() {
         assert_eq!(lines(run), lines(&verbose), "{}", run.stdout);
     };
 
+    // Each failure of the manifest or the binary ends with the install that writes both anew, keeping
+    // the extension installed; run as shown, it repairs the install.
+    let reinstall = format!("llm-cache-host install --browser chromium --extension-id {DEMO_ID}");
+    let repaired_by_its_fix = |failure: &str| {
+        assert!(failure.ends_with(&format!(": run `{reinstall}`")), "{failure}");
+        assert_ok(&machine.shell(&reinstall), &reinstall);
+        assert_ok(&doctor(), "doctor after the fix");
+        assert_eq!(read_json(&file), good);
+    };
+
     with(&|m| m["name"] = json!("com.browserx.other"));
     let run = doctor();
     assert_eq!((run.code, run.failures().len()), (1, 1), "{}", run.stdout);
     assert!(run.failures()[0].starts_with("FAIL chromium: name is \"com.browserx.other\" but the file is"));
     in_full(&run);
+    repaired_by_its_fix(run.failures()[0]);
 
     with(&|m| m["path"] = json!("llm-cache-host"));
     let run = doctor();
     assert_eq!(
         run.failures(),
-        ["FAIL chromium: path \"llm-cache-host\" is not absolute; browsers on Linux and macOS need an absolute path"]
+        [format!(
+            "FAIL chromium: path \"llm-cache-host\" is not absolute; browsers on Linux and macOS need an absolute \
+             path: run `{reinstall}`"
+        )]
     );
     in_full(&run);
+    repaired_by_its_fix(run.failures()[0]);
 
     let missing = machine.tmp.path().join("gone/llm-cache-host");
     with(&|m| m["path"] = json!(missing.to_str().unwrap()));
     let run = doctor();
     assert_eq!(
         run.failures(),
-        [format!("FAIL chromium: path {} can't be used: No such file or directory (os error 2)", missing.display())]
+        [format!(
+            "FAIL chromium: path {} can't be used: No such file or directory (os error 2): run `{reinstall}`",
+            missing.display()
+        )]
     );
     in_full(&run);
     assert!(run.stdout.contains("OK   chromium: manifest found: "), "{}", run.stdout);
+    repaired_by_its_fix(run.failures()[0]);
 
     with(&|m| m["allowed_origins"] = json!(["chrome-extension://abcdefghijklmnopabcdefghijklmnop/"]));
     let run = doctor();
@@ -304,7 +323,14 @@ fn doctor_names_each_breakage() {
     // A binary that isn't the host: it starts, but never answers.
     with(&|m| m["path"] = json!("/bin/false"));
     let run = doctor();
-    assert_eq!(run.failures(), ["FAIL chromium: the host ended (exit status: 1) without answering hello; see its log"]);
+    assert_eq!(
+        run.failures(),
+        [format!(
+            "FAIL chromium: the host ended (exit status: 1) without answering hello; see its log, or install it \
+             again: run `{reinstall}`"
+        )]
+    );
+    repaired_by_its_fix(run.failures()[0]);
 
     let copy = machine.tmp.path().join("not-executable");
     common::copy_binary(&copy);
@@ -314,12 +340,22 @@ fn doctor_names_each_breakage() {
     }
     with(&|m| m["path"] = json!(copy.to_str().unwrap()));
     let run = doctor();
-    assert_eq!(run.failures().len(), 1, "{}", run.stdout);
-    assert!(run.failures()[0].ends_with("is not executable (chmod +x it, or install again)"), "{}", run.stdout);
+    assert_eq!(
+        run.failures(),
+        [format!("FAIL chromium: path {} is not executable: run `{reinstall}`", copy.display())]
+    );
+    repaired_by_its_fix(run.failures()[0]);
 
     std::fs::write(&file, "{\"name\": ").unwrap();
     let run = doctor();
-    assert!(run.failures()[0].starts_with("FAIL chromium: manifest is not valid JSON"), "{}", run.stdout);
+    assert_eq!(run.failures().len(), 1, "{}", run.stdout);
+    assert!(run.failures()[0].starts_with("FAIL chromium: manifest is not valid JSON ("), "{}", run.stdout);
+    repaired_by_its_fix(run.failures()[0]);
+
+    std::fs::write(&file, "[]").unwrap();
+    let run = doctor();
+    assert_eq!(run.failures(), [format!("FAIL chromium: manifest is JSON but not an object: run `{reinstall}`")]);
+    repaired_by_its_fix(run.failures()[0]);
 
     with(&|_| {});
     assert_ok(&doctor(), "doctor on the restored manifest");
@@ -340,6 +376,24 @@ fn doctor_names_each_breakage() {
     let run = doctor();
     assert_eq!(run.failures().len(), 1, "{}", run.stdout);
     assert!(run.failures()[0].contains("NativeMessagingBlocklist is \"*\""), "{}", run.stdout);
+}
+
+/// A manifest that isn't JSON names no extension, but its fix still keeps the one installed: the
+/// install record knows it.
+#[test]
+fn a_broken_manifests_fix_keeps_the_ids_installed() {
+    let machine = Machine::new();
+    let own = "abcdefghijklmnopabcdefghijklmnop";
+    assert_ok(&machine.run(&["install", "--browser", "chromium", "--extension-id", own]), "install");
+    let good = read_json(&machine.chromium_manifest());
+    std::fs::write(machine.chromium_manifest(), "not JSON").unwrap();
+    let run = machine.doctor(&["--browser", "chromium"]);
+    assert_eq!(run.failures().len(), 1, "{}", run.stdout);
+    let shown = commands_shown(run.failures()[0]);
+    assert_eq!(shown, [format!("llm-cache-host install --browser chromium --extension-id {own}")], "{}", run.stdout);
+    assert_ok(&machine.shell(&shown[0]), &shown[0]);
+    assert_eq!(read_json(&machine.chromium_manifest()), good);
+    assert_ok(&machine.doctor(&["--browser", "chromium"]), "doctor after the fix");
 }
 
 /// Browsers with neither a build nor a manifest here share one line, with the command that registers

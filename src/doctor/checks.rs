@@ -392,6 +392,9 @@ fn check_target(
     let (os, host) = (platform.os, &platform.host);
     let target = &place.target;
     let subject = target.label.as_str();
+    // Whatever is wrong with the manifest or the binary it names, installing again writes both anew,
+    // with every extension installed.
+    let fix = |problem: String| format!("{problem}: run `{}`", remedy.for_target(target, place.system));
     let mut file = target.location.manifest().to_owned();
     if let Location::Registry { hive, key, manifest } = &target.location {
         let value = if os == Os::Windows {
@@ -437,7 +440,7 @@ fn check_target(
             return Checked::unregistered();
         }
         Err(error) => {
-            sheet.fail(subject, format!("can't read {}: {error}", file.display()));
+            sheet.fail(subject, fix(format!("can't read {}: {error}", file.display())));
             return Checked::unreadable(file);
         }
     };
@@ -447,11 +450,11 @@ fn check_target(
             object
         }
         Ok(_) => {
-            sheet.fail(subject, "manifest is JSON but not an object");
+            sheet.fail(subject, fix("manifest is JSON but not an object".to_owned()));
             return Checked::unreadable(file);
         }
         Err(error) => {
-            sheet.fail(subject, format!("manifest is not valid JSON: {error}"));
+            sheet.fail(subject, fix(format!("manifest is not valid JSON ({error})")));
             return Checked::unreadable(file);
         }
     };
@@ -462,22 +465,22 @@ fn check_target(
         subject,
         match field("name") {
             Some(name) if name == stem && name == host.as_str() => Ok(format!("name \"{name}\" matches the file name")),
-            Some(name) => Err(format!(
+            Some(name) => Err(fix(format!(
                 "name is \"{name}\" but the file is {stem}.json and extensions connect to {host}: they must be equal"
-            )),
-            None => Err("the manifest has no \"name\"".into()),
+            ))),
+            None => Err(fix("the manifest has no \"name\"".into())),
         },
     );
     sheet.check(
         subject,
         match field("type") {
             Some("stdio") => Ok("type is \"stdio\"".into()),
-            other => Err(format!("type is {other:?}, but browsers only start \"stdio\" hosts")),
+            other => Err(fix(format!("type is {other:?}, but browsers only start \"stdio\" hosts"))),
         },
     );
     let binary = match field("path") {
-        Some(path) => check_binary(Path::new(path)),
-        None => Err("the manifest has no \"path\"".into()),
+        Some(path) => check_binary(Path::new(path)).map_err(fix),
+        None => Err(fix("the manifest has no \"path\"".into())),
     };
     let binary_ok = sheet.check(subject, binary.clone());
     let own = Allowed::in_manifest(&Value::Object(manifest.clone()));
@@ -538,7 +541,9 @@ fn check_target(
         }
         sheet.check(
             subject,
-            hello.map(|version| format!("the host answers hello: protocol {PROTOCOL_VERSION}, host {version}")),
+            hello
+                .map(|version| format!("the host answers hello: protocol {PROTOCOL_VERSION}, host {version}"))
+                .map_err(|why| fix(format!("{why}, or install it again"))),
         );
     }
     let mut trusted = vec![file];
@@ -562,7 +567,7 @@ fn check_binary(path: &Path) -> Result<String, String> {
     {
         use std::os::unix::fs::PermissionsExt;
         if meta.permissions().mode() & 0o111 == 0 {
-            return Err(format!("path {} is not executable (chmod +x it, or install again)", path.display()));
+            return Err(format!("path {} is not executable", path.display()));
         }
     }
     Ok(format!("path {} is absolute and executable", path.display()))
