@@ -1,8 +1,8 @@
 //! The host's settings file, `<data dir>/config.json`: what its owner chose at install that the host
 //! must know when a browser starts it (Chrome passes only the extension's origin).
 //!
-//! It holds one setting so far, the store quota: `{"storeQuotaBytes": 4000000000}`. `install
-//! --store-quota` writes it, owner-only (0600), beside the store it bounds; a test that points
+//! It holds one setting so far, the store quota: `{"storeQuotaBytes": 4000000000}`. `config
+//! --store-quota` (and `install --store-quota`) writes it, owner-only (0600), beside the store it bounds; a test that points
 //! `LLM_CACHE_DIR` at a folder of its own writes the same file. A host reads it when it starts. A file
 //! that can't be read or holds nothing valid is not fatal: the host keeps the default limit and logs
 //! why, and `doctor` says so.

@@ -137,7 +137,7 @@ impl HostName {
         if os == Os::Windows { format!("{stem}.exe") } else { stem.to_owned() }
     }
 
-    /// `subcommand` (`install`, `doctor`, `uninstall`: those that take `--host-name`) run by `program`
+    /// `subcommand` (`install`, `doctor`, `uninstall`, `config`: those that take `--host-name`) run by `program`
     /// as a person types it: with `--host-name` when this isn't the default host, so that the line
     /// sets up or checks this host whichever binary runs it.
     pub fn invocation(&self, program: &str, subcommand: &str) -> String {

@@ -141,6 +141,19 @@ impl<W: Write> Write for Head<W> {
     }
 }
 
+/// A command as typed, quoted for a shell when it needs quoting, with control characters escaped.
+pub fn shell_word(program: &str) -> String {
+    let program = escape_controls(program);
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./+,:@%=".contains(c);
+    if program.chars().all(plain) || (cfg!(windows) && !program.contains([' ', '"'])) {
+        program.into_owned()
+    } else if cfg!(windows) {
+        format!("\"{program}\"")
+    } else {
+        format!("'{}'", program.replace('\'', r"'\''"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -328,6 +328,12 @@ fn a_vendor_hosts_advice_names_its_own_command_and_runs_as_shown() {
     let (code, text) = home.run("mail-cache", &["uninstall"]);
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("Uninstalled. The `mail-cache` command went with it"), "{text}");
-    assert!(text.contains(&format!("`target/release/llm-cache-host doctor --host-name {MAIL}` checks")), "{text}");
-    assert!(text.contains(&format!("`target/release/llm-cache-host uninstall --host-name {MAIL} --purge`")), "{text}");
+    assert!(
+        text.contains(&format!(
+            "`./llm-cache-host doctor --host-name {MAIL}`, from the folder you unpacked it in \
+             (`target/release/llm-cache-host doctor --host-name {MAIL}` in a source checkout), checks"
+        )),
+        "{text}"
+    );
+    assert!(text.contains(&format!("`./llm-cache-host uninstall --host-name {MAIL} --purge`")), "{text}");
 }

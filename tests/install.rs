@@ -111,14 +111,16 @@ fn install_doctor_uninstall_doctor() {
     assert_eq!(after, expected, "left behind: {:?}", after.difference(&before).collect::<Vec<_>>());
     assert!(machine.data().join("store/data.mdb").exists(), "cached data stays");
 
+    // The command went with the install, so the fix names the program that ran doctor, by its path.
     let run = machine.doctor(&["--browser", "chromium", "--verbose"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert_eq!(
         run.failures(),
         [format!(
             "FAIL chromium: no manifest at {} (the browser says \"Specified native messaging host not found\"): \
-             run `llm-cache-host install --browser chromium`",
-            machine.chromium_manifest().display()
+             run `{} install --browser chromium`",
+            machine.chromium_manifest().display(),
+            common::binary()
         )]
     );
     assert!(run.stdout.contains("doctor: 1 of 3 checks failed"), "{}", run.stdout);
@@ -260,29 +262,48 @@ fn doctor_names_each_breakage() {
         assert_eq!(lines(run), lines(&verbose), "{}", run.stdout);
     };
 
+    // Each failure of the manifest or the binary ends with the install that writes both anew, keeping
+    // the extension installed; run as shown, it repairs the install.
+    let reinstall = format!("llm-cache-host install --browser chromium --extension-id {DEMO_ID}");
+    let repaired_by_its_fix = |failure: &str| {
+        assert!(failure.ends_with(&format!(": run `{reinstall}`")), "{failure}");
+        assert_ok(&machine.shell(&reinstall), &reinstall);
+        assert_ok(&doctor(), "doctor after the fix");
+        assert_eq!(read_json(&file), good);
+    };
+
     with(&|m| m["name"] = json!("com.browserx.other"));
     let run = doctor();
     assert_eq!((run.code, run.failures().len()), (1, 1), "{}", run.stdout);
     assert!(run.failures()[0].starts_with("FAIL chromium: name is \"com.browserx.other\" but the file is"));
     in_full(&run);
+    repaired_by_its_fix(run.failures()[0]);
 
     with(&|m| m["path"] = json!("llm-cache-host"));
     let run = doctor();
     assert_eq!(
         run.failures(),
-        ["FAIL chromium: path \"llm-cache-host\" is not absolute; browsers on Linux and macOS need an absolute path"]
+        [format!(
+            "FAIL chromium: path \"llm-cache-host\" is not absolute; browsers on Linux and macOS need an absolute \
+             path: run `{reinstall}`"
+        )]
     );
     in_full(&run);
+    repaired_by_its_fix(run.failures()[0]);
 
     let missing = machine.tmp.path().join("gone/llm-cache-host");
     with(&|m| m["path"] = json!(missing.to_str().unwrap()));
     let run = doctor();
     assert_eq!(
         run.failures(),
-        [format!("FAIL chromium: path {} can't be used: No such file or directory (os error 2)", missing.display())]
+        [format!(
+            "FAIL chromium: path {} can't be used: No such file or directory (os error 2): run `{reinstall}`",
+            missing.display()
+        )]
     );
     in_full(&run);
     assert!(run.stdout.contains("OK   chromium: manifest found: "), "{}", run.stdout);
+    repaired_by_its_fix(run.failures()[0]);
 
     with(&|m| m["allowed_origins"] = json!(["chrome-extension://abcdefghijklmnopabcdefghijklmnop/"]));
     let run = doctor();
@@ -302,7 +323,14 @@ fn doctor_names_each_breakage() {
     // A binary that isn't the host: it starts, but never answers.
     with(&|m| m["path"] = json!("/bin/false"));
     let run = doctor();
-    assert_eq!(run.failures(), ["FAIL chromium: the host ended (exit status: 1) without answering hello; see its log"]);
+    assert_eq!(
+        run.failures(),
+        [format!(
+            "FAIL chromium: the host ended (exit status: 1) without answering hello; see its log, or install it \
+             again: run `{reinstall}`"
+        )]
+    );
+    repaired_by_its_fix(run.failures()[0]);
 
     let copy = machine.tmp.path().join("not-executable");
     common::copy_binary(&copy);
@@ -312,12 +340,22 @@ fn doctor_names_each_breakage() {
     }
     with(&|m| m["path"] = json!(copy.to_str().unwrap()));
     let run = doctor();
-    assert_eq!(run.failures().len(), 1, "{}", run.stdout);
-    assert!(run.failures()[0].ends_with("is not executable (chmod +x it, or install again)"), "{}", run.stdout);
+    assert_eq!(
+        run.failures(),
+        [format!("FAIL chromium: path {} is not executable: run `{reinstall}`", copy.display())]
+    );
+    repaired_by_its_fix(run.failures()[0]);
 
     std::fs::write(&file, "{\"name\": ").unwrap();
     let run = doctor();
-    assert!(run.failures()[0].starts_with("FAIL chromium: manifest is not valid JSON"), "{}", run.stdout);
+    assert_eq!(run.failures().len(), 1, "{}", run.stdout);
+    assert!(run.failures()[0].starts_with("FAIL chromium: manifest is not valid JSON ("), "{}", run.stdout);
+    repaired_by_its_fix(run.failures()[0]);
+
+    std::fs::write(&file, "[]").unwrap();
+    let run = doctor();
+    assert_eq!(run.failures(), [format!("FAIL chromium: manifest is JSON but not an object: run `{reinstall}`")]);
+    repaired_by_its_fix(run.failures()[0]);
 
     with(&|_| {});
     assert_ok(&doctor(), "doctor on the restored manifest");
@@ -338,6 +376,24 @@ fn doctor_names_each_breakage() {
     let run = doctor();
     assert_eq!(run.failures().len(), 1, "{}", run.stdout);
     assert!(run.failures()[0].contains("NativeMessagingBlocklist is \"*\""), "{}", run.stdout);
+}
+
+/// A manifest that isn't JSON names no extension, but its fix still keeps the one installed: the
+/// install record knows it.
+#[test]
+fn a_broken_manifests_fix_keeps_the_ids_installed() {
+    let machine = Machine::new();
+    let own = "abcdefghijklmnopabcdefghijklmnop";
+    assert_ok(&machine.run(&["install", "--browser", "chromium", "--extension-id", own]), "install");
+    let good = read_json(&machine.chromium_manifest());
+    std::fs::write(machine.chromium_manifest(), "not JSON").unwrap();
+    let run = machine.doctor(&["--browser", "chromium"]);
+    assert_eq!(run.failures().len(), 1, "{}", run.stdout);
+    let shown = commands_shown(run.failures()[0]);
+    assert_eq!(shown, [format!("llm-cache-host install --browser chromium --extension-id {own}")], "{}", run.stdout);
+    assert_ok(&machine.shell(&shown[0]), &shown[0]);
+    assert_eq!(read_json(&machine.chromium_manifest()), good);
+    assert_ok(&machine.doctor(&["--browser", "chromium"]), "doctor after the fix");
 }
 
 /// Browsers with neither a build nor a manifest here share one line, with the command that registers
@@ -372,6 +428,114 @@ fn doctor_sums_up_browsers_not_found() {
     let verbose = machine.doctor(&[&three[..], &["--verbose"]].concat());
     assert_eq!(verbose.failures().len(), 3, "{}", verbose.stdout);
     assert_eq!(verbose.stdout.lines().last(), run.stdout.lines().last());
+}
+
+/// The commands in a report's lines: what each shows between "run `" and "`".
+fn commands_shown(text: &str) -> Vec<String> {
+    text.split("run `").skip(1).filter_map(|rest| rest.split_once('`')).map(|(command, _)| command.to_owned()).collect()
+}
+
+/// A release tarball unpacked on `machine`: a folder holding a copy of the binary; returns what runs a
+/// shell command in it.
+fn unpacked_tarball(machine: &Machine) -> impl Fn(&str) -> Run + '_ {
+    let unpacked = machine.tmp.path().join("llm-cache-host-0.1.0");
+    std::fs::create_dir(&unpacked).unwrap();
+    common::copy_binary(&unpacked.join("llm-cache-host"));
+    move |command: &str| {
+        let output = machine.command("/bin/sh").args(["-c", command]).current_dir(&unpacked).output().unwrap();
+        let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
+        Run { code: output.status.code().unwrap(), stdout: format!("{}{}", text(output.stdout), text(output.stderr)) }
+    }
+}
+
+/// uninstall of an install made from a tarball names the tarball's binary, never a source folder's
+/// only: run by the command it removes, `./llm-cache-host` where the tarball was unpacked; run by the
+/// tarball's binary, that. Either command, run there as shown, checks that no browser finds the host.
+#[test]
+fn uninstall_of_a_tarball_install_names_the_tarballs_binary() {
+    let machine = Machine::new();
+    let in_unpacked = unpacked_tarball(&machine);
+    let root = machine.policy_root();
+    let no_browser_finds_it = |shown: &str| {
+        let run = in_unpacked(&format!("{shown} --browser chromium --policy-root '{}'", root.display()));
+        assert_eq!(run.code, 1, "{}", run.stdout);
+        assert!(run.stdout.contains("FAIL chromium: no manifest at "), "{}", run.stdout);
+    };
+    for uninstall in ["llm-cache-host uninstall", "./llm-cache-host uninstall"] {
+        assert_ok(&in_unpacked("./llm-cache-host install --browser chromium"), "install from the tarball");
+        let run = in_unpacked(uninstall);
+        assert_ok(&run, uninstall);
+        let shown = run.stdout.split("went with it: `").nth(1).and_then(|rest| rest.split('`').next()).unwrap();
+        assert_eq!(shown, "./llm-cache-host doctor", "{}", run.stdout);
+        no_browser_finds_it(shown);
+    }
+}
+
+/// The commands doctor gives name the program as it can be run where doctor ran: from an unpacked
+/// tarball, with the command on no PATH, `./llm-cache-host`, which works there as shown.
+#[test]
+fn fixes_name_the_program_as_it_can_be_run_there() {
+    let machine = Machine::new();
+    let in_unpacked = unpacked_tarball(&machine);
+    let root = machine.policy_root();
+    let doctor = format!("./llm-cache-host doctor --browser chromium --policy-root '{}'", root.display());
+    let run = in_unpacked(&doctor);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let shown = commands_shown(&run.stdout);
+    assert!(shown.contains(&"./llm-cache-host install --browser chromium".to_owned()), "{}", run.stdout);
+    assert!(shown.iter().all(|command| command.starts_with("./llm-cache-host ")), "{shown:?}");
+    assert_ok(&in_unpacked("./llm-cache-host install --browser chromium"), "the command shown");
+    // Installed, the command is on PATH (~/.local/bin), and the commands name it.
+    let run = in_unpacked(&doctor);
+    assert_ok(&run, "doctor after the command shown");
+    let shown = commands_shown(&run.stdout);
+    assert!(shown.iter().all(|command| command.starts_with("llm-cache-host ")), "{shown:?}");
+}
+
+/// An install for an extension of one's own and no add-on: every command doctor shows that registers
+/// Firefox asks for the add-on's id (a Chrome id is none, and without one install would register the
+/// demo add-on); with the id filled in, it registers Firefox for that add-on and doctor passes.
+#[test]
+fn the_firefox_remedy_asks_for_an_add_on_id() {
+    let machine = Machine::new();
+    let own = "abcdefghijklmnopabcdefghijklmnop";
+    assert_ok(&machine.run(&["install", "--browser", "chromium", "--extension-id", own]), "install");
+    let asked = ["--browser", "firefox", "--browser", "vivaldi"];
+    let run = machine.doctor(&asked);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let for_firefox: Vec<String> =
+        commands_shown(&run.stdout).into_iter().filter(|command| command.contains("--browser firefox")).collect();
+    assert!(!for_firefox.is_empty(), "{}", run.stdout);
+    for command in &for_firefox {
+        assert!(command.ends_with(" --firefox-extension-id '<your add-on id>'"), "{command}");
+        let filled = command.replace("<your add-on id>", "me@example.org");
+        assert_ok(&machine.shell(&filled), &filled);
+    }
+    let firefox = read_json(&machine.firefox_manifest());
+    assert_eq!(firefox["allowed_extensions"], json!(["me@example.org"]), "{firefox}");
+    assert!(firefox.get("allowed_origins").is_none());
+    assert_ok(&machine.doctor(&["--browser", "firefox"]), "doctor after the command shown");
+}
+
+/// The data folder's probe file goes also when its write fails after creating it: here a file size
+/// limit of 0 (with SIGXFSZ ignored, so the write fails instead of killing doctor).
+#[test]
+fn the_data_folder_probe_leaves_nothing_when_its_write_fails() {
+    let machine = Machine::new();
+    std::fs::create_dir(machine.data()).unwrap();
+    let root = machine.policy_root();
+    let script = "trap '' XFSZ; ulimit -f 0; exec \"$0\" doctor --browser chromium --policy-root \"$1\"";
+    let output = machine.command("sh").args(["-c", script, common::binary(), root.to_str().unwrap()]).output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    let line = format!("FAIL data directory: {} is not writable: File too large", machine.data().display());
+    assert!(stdout.contains(&line), "{line:?} in:\n{stdout}");
+    let left: Vec<String> = std::fs::read_dir(machine.data())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(".doctor-"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }
 
 #[test]
@@ -465,7 +629,13 @@ fn the_command_works_as_typed_after_install() {
     assert_eq!(code, 0, "{doctor}");
 
     // Without ~/.local/bin on PATH: a note, and the full command it prints works.
-    let run = machine.run(&["install", "--browser", "chromium"]);
+    let output = machine
+        .command(common::binary())
+        .args(["install", "--browser", "chromium"])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let run = Run { code: output.status.code().unwrap(), stdout: String::from_utf8(output.stdout).unwrap() };
     let full = format!("{} doctor", binary.display());
     assert!(
         run.stdout.contains(&format!("is not on your PATH, so type the command in full: {full}")),
@@ -483,7 +653,7 @@ fn the_command_works_as_typed_after_install() {
     let run = machine.run(&["uninstall"]);
     assert_ok(&run, "uninstall");
     assert!(!bin.join("llm-cache-host").exists() && std::fs::symlink_metadata(bin.join("llm-cache-host")).is_err());
-    assert!(run.stdout.contains("target/release/llm-cache-host doctor"), "{}", run.stdout);
+    assert!(run.stdout.contains(&format!("`{} doctor` checks", common::binary())), "{}", run.stdout);
     assert!(
         run.stdout.contains(&format!("The cached data, logs and settings stay in {}", machine.data().display())),
         "{}",

@@ -103,10 +103,14 @@ fn uninstalling_the_only_extension_removes_everything() {
     assert_eq!(files(&machine), before, "no host ran, so no data was made: the data directory goes too");
 }
 
-/// A package's install, as scripts/release.sh builds it: the binary (here the one under test, standing
-/// in for /usr/bin/llm-cache-host) and every browser's system-wide manifest allowing the developer's
-/// ids, written by `manifest --root` under the machine's system root.
+/// A package's install, as scripts/release.sh builds it: the binary (here a link to the one under
+/// test, as the system root's usr/bin/llm-cache-host, on the machine's PATH) and every browser's
+/// system-wide manifest allowing the developer's ids, written by `manifest --root` under the machine's
+/// system root.
 fn install_package(machine: &Machine) {
+    let bin = machine.system_root().join("usr/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(common::binary(), bin.join("llm-cache-host")).unwrap();
     let root = machine.system_root();
     let root = root.to_str().unwrap();
     let ids = ["--extension-id", A, "--extension-id", B, "--firefox-extension-id", ADDON];
@@ -159,6 +163,29 @@ fn doctor_checks_a_packages_install_with_its_own_ids() {
     let line =
         run.failures().into_iter().find(|line| line.contains("no manifest") || line.contains("not found")).unwrap();
     assert_eq!(suggested(line), expected, "{line}");
+}
+
+/// With only a package installed, the command doctor gives to change the store quota sets it and
+/// registers nothing: no manifest of this user's hides the package's, whose extensions still connect.
+#[test]
+fn the_store_quota_command_doctor_gives_never_hides_a_package() {
+    let machine = Machine::new();
+    install_package(&machine);
+    let run = machine.doctor(&[]);
+    assert_ok(&run, "doctor after the package");
+    let note = run.stdout.lines().find(|line| line.starts_with("NOTE store: ")).unwrap_or_default();
+    let command = suggested(note);
+    assert_eq!(command, "llm-cache-host config --store-quota <size>", "{}", run.stdout);
+    let run = machine.shell(&command.replace("<size>", "4GB"));
+    assert_ok(&run, &command);
+    assert_eq!(read_json(&machine.data().join("config.json")), json!({"storeQuotaBytes": 4_000_000_000u64}));
+    assert!(!machine.chromium_manifest().exists() && !machine.firefox_manifest().exists());
+    assert!(!machine.data().join("install.json").exists() && !machine.data().join("bin").exists());
+    let run = machine.doctor(&[]);
+    assert_ok(&run, "doctor after the quota changed");
+    assert!(!run.stdout.contains("WARN") && !run.stdout.contains(DEMO_ID), "{}", run.stdout);
+    assert!(run.stdout.contains("NOTE store: 0 B of the store-wide quota of 3.7 GiB used (0%)"), "{}", run.stdout);
+    assert!(machine.run(&["config"]).stdout.starts_with("store quota: 4000000000 bytes (3.7 GiB), recorded in "));
 }
 
 /// A user's own install (here for the demo's id) hides the package's manifest from their browsers,

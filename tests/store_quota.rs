@@ -82,7 +82,7 @@ fn install_records_the_store_quota_and_the_installed_host_keeps_to_it_across_res
     assert_ok(&run, "doctor");
     let line = "WARN store: 2.0 KiB of the store-wide quota of 2.0 KiB used (100%): writes past the quota are refused; \
                 end the sessions whose tasks are done (`llm-cache-host sessions`, then `llm-cache-host end <session>`), \
-                or raise it: `llm-cache-host install --store-quota <size>` changes it";
+                or raise it: `llm-cache-host config --store-quota <size>` changes it";
     assert!(run.stdout.lines().any(|l| l == line), "{line:?} in:\n{}", run.stdout);
     let run = machine.run(&["sessions"]);
     assert!(run.stdout.ends_with("store: 2.0 KiB of the store-wide quota of 2.0 KiB used (100%)\n"), "{}", run.stdout);
@@ -125,4 +125,30 @@ fn a_bad_store_quota_is_refused_and_a_broken_settings_file_is_named() {
         "{}",
         run.stdout
     );
+}
+
+/// A store quota smaller than any item: the store works, so the store check passes, but every write
+/// is refused, and doctor warns with the quota and the command that raises it, which does.
+#[test]
+fn a_quota_below_any_item_is_a_warning_with_how_to_raise_it() {
+    let machine = Machine::new();
+    assert_ok(&machine.run(&["install", "--browser", "chromium"]), "install");
+    std::fs::write(machine.data().join("config.json"), r#"{"storeQuotaBytes": 1}"#).unwrap();
+    let run = machine.doctor(&["--browser", "chromium"]);
+    assert_ok(&run, "doctor");
+    let warning = run.stdout.lines().find(|line| line.starts_with("WARN store: ")).unwrap_or_default();
+    assert!(
+        warning.starts_with("WARN store: the host refused doctor's small write (the cache store holds 0 bytes")
+            && warning.contains("0 B of the store-wide quota of 1 B used (0%), so extensions can't keep anything new"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.ends_with("passed, with 1 warning\n"), "{}", run.stdout);
+    let command = warning.split("raise the quota: `").nth(1).and_then(|rest| rest.split('`').next()).unwrap();
+    let command = command.replace("<size>", "1GB");
+    assert_ok(&machine.shell(&command), &command);
+    let run = machine.doctor(&["--browser", "chromium"]);
+    assert_ok(&run, "doctor after raising the quota");
+    assert!(run.stdout.contains("OK   store: the host wrote, read back and deleted an item"), "{}", run.stdout);
+    assert!(run.stdout.contains("NOTE store: 0 B of the store-wide quota of 953.7 MiB used (0%)"), "{}", run.stdout);
 }

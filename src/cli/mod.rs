@@ -10,7 +10,7 @@
 //! - this file: the top-level command (its help says how browsers start the host, the environment
 //!   it reads), the dispatch, and the exit codes;
 //! - `flags.rs`: the flags several commands share, each defined once;
-//! - one file per command: `install.rs`, `uninstall.rs`, `doctor.rs`, `manifest.rs`, `verify.rs`,
+//! - one file per command: `install.rs`, `uninstall.rs`, `doctor.rs`, `config.rs`, `manifest.rs`, `verify.rs`,
 //!   `sessions.rs`, `list.rs`, `show.rs`, `end.rs`, `purge.rs`, `call.rs`: its flags, its help, and
 //!   what it runs;
 //! - [`welcome`]: no arguments at all: what the program is, and the offer to run `install`.
@@ -23,6 +23,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use crate::install::Failure;
 
 mod call;
+mod config;
 mod doctor;
 mod end;
 mod flags;
@@ -60,6 +61,7 @@ enum Command {
     Install(install::Args),
     Uninstall(uninstall::Args),
     Doctor(doctor::Args),
+    Config(config::Args),
     Manifest(manifest::Args),
     Verify(verify::Args),
     Sessions(sessions::Args),
@@ -123,6 +125,7 @@ pub fn run(name: &str, args: &[String]) -> ExitCode {
         Command::Install(args) => install::run(args, &mut stdout),
         Command::Uninstall(args) => uninstall::run(args, &mut stdout),
         Command::Doctor(args) => doctor::run(args, &mut stdout),
+        Command::Config(args) => config::run(args, &mut stdout),
         Command::Manifest(args) => manifest::run(args, &mut stdout),
         Command::Verify(args) => verify::run(args, &mut stdout),
         Command::Sessions(args) => sessions::run(args, &mut stdout),
@@ -163,8 +166,19 @@ mod tests {
 
     #[test]
     fn every_command_is_a_word_and_no_launch_line_is() {
-        for word in ["install", "uninstall", "doctor", "manifest", "verify", "sessions", "list", "show", "end", "purge"]
-        {
+        for word in [
+            "install",
+            "uninstall",
+            "doctor",
+            "config",
+            "manifest",
+            "verify",
+            "sessions",
+            "list",
+            "show",
+            "end",
+            "purge",
+        ] {
             assert!(is_command(word), "{word}");
         }
         assert!(is_command("call"));

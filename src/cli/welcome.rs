@@ -20,7 +20,7 @@ use crate::install::manifest::{
 };
 use crate::install::record::Record;
 use crate::install::{self as install, Selection, Target, found_browsers, layout, selected_targets};
-use crate::terminal::escape_controls;
+use crate::terminal::{escape_controls, shell_word};
 
 /// The exit code when started with no arguments and no terminal to ask in: the usage error's code,
 /// as for any other arguments that don't start the host.
@@ -341,19 +341,6 @@ fn exchange(program: &str) -> ExitCode {
             let _ = writeln!(out, "\nNothing installed.");
             ExitCode::SUCCESS
         }
-    }
-}
-
-/// The command as typed, quoted for a shell when it needs quoting, with control characters escaped.
-pub fn shell_word(program: &str) -> String {
-    let program = escape_controls(program);
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./+,:@%=".contains(c);
-    if program.chars().all(plain) || (cfg!(windows) && !program.contains([' ', '"'])) {
-        program.into_owned()
-    } else if cfg!(windows) {
-        format!("\"{program}\"")
-    } else {
-        format!("'{}'", program.replace('\'', r"'\''"))
     }
 }
 

@@ -529,7 +529,7 @@ pub fn check_store_quota(total: u64, freed: u64, requested: u64, limit: u64) -> 
         format!(
             "the cache store holds {current} bytes in all its sessions; {requested} more (data and customMetadata) would pass its store-wide limit of {limit}"
         ),
-        "end the sessions whose tasks are done (endSession; a person can see every session with `llm-cache-host sessions` and remove one with `llm-cache-host end <session>`), or delete items no longer needed, then try again; the limit itself is raised with `llm-cache-host install --store-quota <size>`",
+        "end the sessions whose tasks are done (endSession; a person can see every session with `llm-cache-host sessions` and remove one with `llm-cache-host end <session>`), or delete items no longer needed, then try again; the limit itself is raised with `llm-cache-host config --store-quota <size>`",
         ("store", current, requested, limit),
     ))
 }

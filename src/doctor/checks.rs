@@ -35,7 +35,7 @@ pub fn run(options: &DoctorOptions, platform: &Platform) -> Result<Findings, Fai
     // The extensions asked about join those installed in every remedy.
     installed
         .add(&Allowed { chrome: selection.extension_ids.clone(), firefox: selection.firefox_extension_ids.clone() });
-    let remedy = Remedy { installed, os: platform.os, host: platform.host.clone() };
+    let remedy = Remedy { installed, os: platform.os, host: platform.host.clone(), program: platform.program() };
 
     for warning in install::sandbox_warnings(selection, &targets, &found) {
         sheet.note(warning);
@@ -90,10 +90,17 @@ pub fn run(options: &DoctorOptions, platform: &Platform) -> Result<Findings, Fai
     sheet.check("data directory", data_dir_writable(platform));
     // The store, through the host the browser would start first: the first manifest checked whose
     // host answered (this user's come before the system-wide ones, as browsers look).
+    let mut refused = None;
     if let Some((binary, args)) = checked.iter().find_map(|c| c.launch.clone()) {
-        sheet.check("store", probe::prove_store(&binary, &args, platform));
+        match probe::prove_store(&binary, &args, platform) {
+            Ok(proof) => {
+                sheet.ok("store", proof.text);
+                refused = proof.refused;
+            }
+            Err(text) => sheet.fail("store", text),
+        }
     }
-    store_quota_line(platform, &mut sheet);
+    store_quota_line(platform, refused.as_deref(), &mut sheet);
     for warning in owner::exposed(&trusted.iter().map(PathBuf::as_path).collect::<Vec<_>>()) {
         sheet.warn(warning);
     }
@@ -102,7 +109,7 @@ pub fn run(options: &DoctorOptions, platform: &Platform) -> Result<Findings, Fai
             "a Chromium started with --user-data-dir=DIR (every headless or test profile) looks for hosts only in \
              DIR/NativeMessagingHosts, which these checks don't cover: run `{} --user-data-dir DIR` \
              (and install with --user-data-dir DIR) for it",
-            platform.host.invocation(&platform.host.command(), "doctor")
+            platform.host.invocation(&platform.program(), "doctor")
         ));
     }
 
@@ -385,6 +392,9 @@ fn check_target(
     let (os, host) = (platform.os, &platform.host);
     let target = &place.target;
     let subject = target.label.as_str();
+    // Whatever is wrong with the manifest or the binary it names, installing again writes both anew,
+    // with every extension installed.
+    let fix = |problem: String| format!("{problem}: run `{}`", remedy.for_target(target, place.system));
     let mut file = target.location.manifest().to_owned();
     if let Location::Registry { hive, key, manifest } = &target.location {
         let value = if os == Os::Windows {
@@ -430,7 +440,7 @@ fn check_target(
             return Checked::unregistered();
         }
         Err(error) => {
-            sheet.fail(subject, format!("can't read {}: {error}", file.display()));
+            sheet.fail(subject, fix(format!("can't read {}: {error}", file.display())));
             return Checked::unreadable(file);
         }
     };
@@ -440,11 +450,11 @@ fn check_target(
             object
         }
         Ok(_) => {
-            sheet.fail(subject, "manifest is JSON but not an object");
+            sheet.fail(subject, fix("manifest is JSON but not an object".to_owned()));
             return Checked::unreadable(file);
         }
         Err(error) => {
-            sheet.fail(subject, format!("manifest is not valid JSON: {error}"));
+            sheet.fail(subject, fix(format!("manifest is not valid JSON ({error})")));
             return Checked::unreadable(file);
         }
     };
@@ -455,22 +465,22 @@ fn check_target(
         subject,
         match field("name") {
             Some(name) if name == stem && name == host.as_str() => Ok(format!("name \"{name}\" matches the file name")),
-            Some(name) => Err(format!(
+            Some(name) => Err(fix(format!(
                 "name is \"{name}\" but the file is {stem}.json and extensions connect to {host}: they must be equal"
-            )),
-            None => Err("the manifest has no \"name\"".into()),
+            ))),
+            None => Err(fix("the manifest has no \"name\"".into())),
         },
     );
     sheet.check(
         subject,
         match field("type") {
             Some("stdio") => Ok("type is \"stdio\"".into()),
-            other => Err(format!("type is {other:?}, but browsers only start \"stdio\" hosts")),
+            other => Err(fix(format!("type is {other:?}, but browsers only start \"stdio\" hosts"))),
         },
     );
     let binary = match field("path") {
-        Some(path) => check_binary(Path::new(path)),
-        None => Err("the manifest has no \"path\"".into()),
+        Some(path) => check_binary(Path::new(path)).map_err(fix),
+        None => Err(fix("the manifest has no \"path\"".into())),
     };
     let binary_ok = sheet.check(subject, binary.clone());
     let own = Allowed::in_manifest(&Value::Object(manifest.clone()));
@@ -531,7 +541,9 @@ fn check_target(
         }
         sheet.check(
             subject,
-            hello.map(|version| format!("the host answers hello: protocol {PROTOCOL_VERSION}, host {version}")),
+            hello
+                .map(|version| format!("the host answers hello: protocol {PROTOCOL_VERSION}, host {version}"))
+                .map_err(|why| fix(format!("{why}, or install it again"))),
         );
     }
     let mut trusted = vec![file];
@@ -555,7 +567,7 @@ fn check_binary(path: &Path) -> Result<String, String> {
     {
         use std::os::unix::fs::PermissionsExt;
         if meta.permissions().mode() & 0o111 == 0 {
-            return Err(format!("path {} is not executable (chmod +x it, or install again)", path.display()));
+            return Err(format!("path {} is not executable", path.display()));
         }
     }
     Ok(format!("path {} is absolute and executable", path.display()))
@@ -578,12 +590,14 @@ fn check_policies(browser: Browser, scope: Scope, options: &DoctorOptions, platf
 }
 
 /// A line with the store's use of its store-wide quota: a note, or a warning when the store is nearly
-/// full (writes past the quota are refused) or the settings file that sets the quota is unusable.
-fn store_quota_line(platform: &Platform, sheet: &mut Sheet) {
+/// full (writes past the quota are refused), the host refused doctor's write as past it (`refused`,
+/// its message: a quota smaller than any item is never "nearly full"), or the settings file that sets
+/// the quota is unusable.
+fn store_quota_line(platform: &Platform, refused: Option<&str>, sheet: &mut Sheet) {
     let Some(dir) = platform.data_dir() else { return };
     let host = &platform.host;
-    let command = host.command();
-    let change = format!("`{} --store-quota <size>` changes it", host.invocation(&command, "install"));
+    let command = platform.program();
+    let change = format!("`{} --store-quota <size>` changes it", host.invocation(&command, "config"));
     let quota = match crate::config::load(&dir) {
         Ok(config) => config.store_quota(),
         Err(why) => {
@@ -601,6 +615,20 @@ fn store_quota_line(platform: &Platform, sheet: &mut Sheet) {
             .and_then(|store| store.read(|txn, dbs| dbs.store_total(txn)))
             .map_err(|error| error.message.clone()),
     };
+    // A store nearly full gets the warning below, which says to end sessions too; a refusal with room
+    // left is a quota too small for any item, which only raising it puts right.
+    let nearly_full = used.as_ref().is_ok_and(|&used| crate::config::store_use(used, quota).1);
+    if let Some(message) = refused.filter(|_| !nearly_full) {
+        let phrase = used.as_ref().map_or_else(
+            |_| format!("the store-wide quota is {}", crate::config::human_size(quota)),
+            |&used| crate::config::store_use(used, quota).0,
+        );
+        sheet.warn(format!(
+            "store: the host refused doctor's small write ({message}): {phrase}, so extensions can't keep anything \
+             new; raise the quota: {change}"
+        ));
+        return;
+    }
     match used {
         Ok(used) => match crate::config::store_use(used, quota) {
             (phrase, false) => sheet.note(format!("store: {phrase}; {change}")),
@@ -618,7 +646,10 @@ fn data_dir_writable(platform: &Platform) -> Result<String, String> {
     let dir = platform.data_dir().ok_or("no data directory: set LLM_CACHE_DIR or HOME")?;
     paths::create_private_dir(&dir).map_err(|error| format!("can't create {}: {error}", dir.display()))?;
     let probe = dir.join(format!(".doctor-{}", std::process::id()));
-    std::fs::write(&probe, b"probe").map_err(|error| format!("{} is not writable: {error}", dir.display()))?;
+    // A write that fails part way (a full disk, a file size limit) may still have created the file:
+    // it goes either way.
+    let written = std::fs::write(&probe, b"probe");
     let _ = std::fs::remove_file(&probe);
+    written.map_err(|error| format!("{} is not writable: {error}", dir.display()))?;
     Ok(format!("{} is writable", dir.display()))
 }

@@ -106,10 +106,20 @@ pub fn probe_hello(binary: &Path, args: &[OsString]) -> Result<String, String> {
     Ok(result["hostVersion"].as_str().unwrap_or("?").to_owned())
 }
 
+/// What [`prove_store`] found of a store that works.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreProof {
+    /// What the host did, and where.
+    pub text: String,
+    /// The host's message when it refused doctor's write as past the store-wide quota: the store
+    /// works, but extensions can't keep anything in it until the quota is raised or sessions end.
+    pub refused: Option<String>,
+}
+
 /// Proves the store through the host, started as a browser starts it: it writes an item in a
 /// session of doctor's own (a random id no extension uses), reads it back, deletes it, and ends the
 /// session, whatever happened before.
-pub fn prove_store(binary: &Path, args: &[OsString], platform: &Platform) -> Result<String, String> {
+pub fn prove_store(binary: &Path, args: &[OsString], platform: &Platform) -> Result<StoreProof, String> {
     let store = platform.data_dir().map(|dir| paths::store_dir(&dir).display().to_string());
     let store = store.unwrap_or_else(|| "the store".to_owned());
     let session = scratch_session_id();
@@ -120,22 +130,25 @@ pub fn prove_store(binary: &Path, args: &[OsString], platform: &Platform) -> Res
         format!(
             "{why}, so extensions can't keep anything in {store}: make sure it is a folder you own and can write \
              (`ls -ld` it and its parents), and that the disk isn't full; `{} verify` checks the store itself",
-            platform.host.command()
+            platform.program()
         )
     })?;
     replied_ok("endSession", ended?)?;
-    Ok(format!("the host {steps} ({store}; doctor's own session {session}, ended)"))
+    let (steps, refused) = steps;
+    Ok(StoreProof { text: format!("the host {steps} ({store}; doctor's own session {session}, ended)"), refused })
 }
 
-/// The write, read and delete of [`prove_store`]; says what was done.
-fn write_read_delete(host: &mut Conversation, session: &str) -> Result<&'static str, String> {
+/// The write, read and delete of [`prove_store`]; says what was done, and the host's message when it
+/// refused the write as past the store-wide quota.
+fn write_read_delete(host: &mut Conversation, session: &str) -> Result<(&'static str, Option<String>), String> {
     let data = json!({"doctor": session});
     let request = json!({"id": 1, "op": "write", "sessionId": session, "data": data, "description": "doctor's check of the store"});
     let written = host.ask("write", &request)?;
     if written["error"]["code"] == "QuotaExceededError" {
-        // The store opened and counted what it holds: it works, and is full, which the store line
-        // below warns about with what to do.
-        return Ok("opened the store but refused doctor's write, as it is full");
+        // The store opened and counted what it holds: it works, and refuses writes, which the store
+        // line warns about with what to do.
+        let message = written["error"]["message"].as_str().unwrap_or("no message").to_owned();
+        return Ok(("opened the store but refused doctor's write as past the store-wide quota", Some(message)));
     }
     let written = replied_ok("write", written)?;
     let key = written["storageKey"].as_str().ok_or("the host's reply to write has no storageKey")?;
@@ -146,7 +159,7 @@ fn write_read_delete(host: &mut Conversation, session: &str) -> Result<&'static 
     }
     let request = json!({"id": 3, "op": "delete", "sessionId": session, "storageKey": key});
     replied_ok("delete", host.ask("delete", &request)?)?;
-    Ok("wrote, read back and deleted an item")
+    Ok(("wrote, read back and deleted an item", None))
 }
 
 /// The reply's `result` when it is `ok`, else what its error says.

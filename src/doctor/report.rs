@@ -219,7 +219,16 @@ mod tests {
 
     fn findings(findings: Vec<Finding>, places: Vec<Summary>) -> Findings {
         let installed = Allowed { chrome: vec![ID.to_owned()], firefox: Vec::new() };
-        Findings { findings, places, remedy: Remedy { installed, os: Os::Linux, host: HostName::default_host() } }
+        Findings {
+            findings,
+            places,
+            remedy: Remedy {
+                installed,
+                os: Os::Linux,
+                host: HostName::default_host(),
+                program: "llm-cache-host".to_owned(),
+            },
+        }
     }
 
     fn lines(report: &Report) -> Vec<&str> {
@@ -348,6 +357,7 @@ mod tests {
             }],
         );
         found.remedy.host = HostName::parse("com.example.mail_cache").unwrap();
+        found.remedy.program = "mail-cache".to_owned();
         let report = render(&found, false);
         assert!(
             report.lines[0].ends_with(

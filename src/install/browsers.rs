@@ -206,6 +206,9 @@ pub struct Platform {
     vars: HashMap<String, OsString>,
     /// The host whose manifests, folders and registry keys these are.
     pub host: HostName,
+    /// The program running now, as it was started: the path typed (`./llm-cache-host` in an unpacked
+    /// tarball) when it was started by a path, else its full path; none when tests describe a machine.
+    started_as: Option<PathBuf>,
 }
 
 impl Platform {
@@ -213,13 +216,30 @@ impl Platform {
     /// this way).
     pub fn new(os: Os, vars: &[(&str, &str)]) -> Platform {
         let vars = vars.iter().map(|(k, v)| (k.to_string(), OsString::from(v))).collect();
-        Platform { os, vars, host: HostName::default_host() }
+        Platform { os, vars, host: HostName::default_host(), started_as: None }
     }
 
     /// This machine, for the host this binary is.
     pub fn current() -> Platform {
         let vars = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v))).collect();
-        Platform { os: Os::current(), vars, host: HostName::current() }
+        // A path typed runs again from where it was typed; a bare name found on PATH is the command.
+        let typed = std::env::args_os().next().map(PathBuf::from).filter(|path| path.components().count() > 1);
+        let started_as = typed.or_else(|| std::env::current_exe().ok());
+        Platform { os: Os::current(), vars, host: HostName::current(), started_as }
+    }
+
+    /// How a person runs the host's command here, as the commands this program prints name it: the
+    /// command itself when a file of that name is in a folder on PATH, else this program as it was
+    /// started (an unpacked tarball's `./llm-cache-host`), as long as it is still there.
+    pub fn program(&self) -> String {
+        let command = self.host.command();
+        let file = if self.os == Os::Windows { format!("{command}.exe") } else { command.clone() };
+        let on_path =
+            self.var("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(&file).is_file()));
+        match &self.started_as {
+            Some(path) if !on_path && path.is_file() => crate::terminal::shell_word(&path.to_string_lossy()),
+            _ => command,
+        }
     }
 
     /// The same machine, for the host `host` (`--host-name`).

@@ -36,7 +36,7 @@ pub fn uninstall(
     let record_path = layout::record_path(scope, platform)?;
     let Some(mut record) = Record::load(&record_path).map_err(|e| Failure(e.to_string()))? else {
         say(out, format!("Nothing to uninstall: there is no install record at {}.", record_path.display()));
-        return data_left(purge, platform, &platform.host.command(), out);
+        return data_left(purge, platform, &platform.program(), out);
     };
     if !only.is_empty() {
         let left = without(&record, only)?;
@@ -117,11 +117,11 @@ pub fn uninstall(
                 command
             }
             None => {
-                let (place, runner) = installed_from(host);
+                let (runner, place) = installed_from(platform);
                 say(
                     out,
                     format!(
-                        "Uninstalled. The `{command}` command went with it: {place}, `{}` checks that no browser still \
+                        "Uninstalled. The `{command}` command went with it: `{}`{place} checks that no browser still \
                          finds the host.",
                         host.invocation(&runner, "doctor")
                     ),
@@ -216,15 +216,28 @@ fn command_left(platform: &Platform, removed_link: Option<&Path>) -> Option<Path
         .find(|candidate| Some(candidate.as_path()) != removed_link && candidate.is_file())
 }
 
-/// How a person runs the host once its command went with the install, and where: a build for this
-/// very host (a developer's tarball) as `./<command>` where they unpacked it; the default build, which
-/// sets up any host with `--host-name`, from the source folder.
-fn installed_from(host: &HostName) -> (&'static str, String) {
-    if !host.is_default() && HostName::built_in() == *host {
-        ("from the folder you unpacked it in", format!("./{}", host.command()))
-    } else {
-        ("from the source folder", "target/release/llm-cache-host".to_owned())
+/// How a person runs the host once its command went with the install, and where (to follow the
+/// command shown): this program, as it was started, when it is still there (uninstall run from an
+/// unpacked tarball or a source folder); else the binary a tarball holds, `./<command>` where they
+/// unpacked it (a build for this very host is named for it; the default build sets up any host with
+/// `--host-name`), and for the default build also a source checkout's.
+fn installed_from(platform: &Platform) -> (String, String) {
+    let host = &platform.host;
+    let program = platform.program();
+    if program != host.command() {
+        return (program, String::new());
     }
+    let built_in = HostName::built_in();
+    let unpacked = if built_in == *host { host.command() } else { "llm-cache-host".to_owned() };
+    let place = if built_in.is_default() {
+        format!(
+            ", from the folder you unpacked it in (`{}` in a source checkout),",
+            host.invocation("target/release/llm-cache-host", "doctor")
+        )
+    } else {
+        ", from the folder you unpacked it in,".to_owned()
+    };
+    (format!("./{unpacked}"), place)
 }
 
 /// Removes the cached data with `purge`; otherwise says where it is and that `runner` (the host's

@@ -90,11 +90,22 @@ impl Machine {
         self.data().join("bin/llm-cache-host")
     }
 
-    /// A command for `program` in this machine's environment: its home, its data directory, and
-    /// no XDG_CONFIG_HOME, so browsers' manifest folders are found under the home.
+    /// A command for `program` in this machine's environment: its home, its data directory, no
+    /// XDG_CONFIG_HOME, so browsers' manifest folders are found under the home, and a PATH of
+    /// `~/.local/bin` (where install links the command), the system root's `usr/bin` (where a
+    /// package's command goes) and the system's folders, so the command is on PATH exactly when an
+    /// install put it there.
     pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut command = Command::new(program);
         command
+            .env(
+                "PATH",
+                format!(
+                    "{}:{}:/usr/bin:/bin",
+                    self.home().join(".local/bin").display(),
+                    self.system_root().join("usr/bin").display()
+                ),
+            )
             .env("HOME", self.home())
             .env("XDG_DATA_HOME", self.home().join(".local/share"))
             .env_remove("XDG_CONFIG_HOME")
@@ -131,6 +142,25 @@ impl Machine {
         let mut words = vec!["doctor", "--policy-root", root.to_str().unwrap()];
         words.extend_from_slice(args);
         self.run(&words)
+    }
+
+    /// Runs `command` as a person pastes it into a shell (`sh -c`), in this machine's environment, with
+    /// `PATH` holding the host's command (a link to the binary under test) and the system's folders.
+    pub fn shell(&self, command: &str) -> Run {
+        let bin = self.tmp.path().join("path");
+        if !bin.exists() {
+            std::fs::create_dir(&bin).unwrap();
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(super::binary(), bin.join("llm-cache-host")).unwrap();
+        }
+        let output = self
+            .command("sh")
+            .args(["-c", command])
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .output()
+            .unwrap();
+        let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
+        Run { code: output.status.code().unwrap(), stdout: format!("{}{}", text(output.stdout), text(output.stderr)) }
     }
 
     /// Every path under the temporary folder, relative to it.

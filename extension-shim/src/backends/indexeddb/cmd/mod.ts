@@ -231,7 +231,7 @@ export function checkStoreQuota(total: number, freed: number, requested: number,
   if (current + requested <= limit || requested <= freed) return;
   throw quotaExceeded(
     `the cache store holds ${current} bytes in all its sessions; ${requested} more (data and customMetadata) would pass its store-wide limit of ${limit}`,
-    "end the sessions whose tasks are done (endSession; a person can see every session with `llm-cache-host sessions` and remove one with `llm-cache-host end <session>`), or delete items no longer needed, then try again; the limit itself is raised with `llm-cache-host install --store-quota <size>`",
+    "end the sessions whose tasks are done (endSession; a person can see every session with `llm-cache-host sessions` and remove one with `llm-cache-host end <session>`), or delete items no longer needed, then try again; the limit itself is raised with `llm-cache-host config --store-quota <size>`",
     ["store", current, requested, limit],
   );
 }
