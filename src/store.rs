@@ -406,6 +406,43 @@ impl Store {
         Ok(())
     }
 
+    /// Sums the store's running total again when it no longer equals the sum of its sessions'
+    /// totals, as when a host that keeps no running total (an older version still serving after an
+    /// upgrade, or one run after a downgrade) changed sessions' totals without moving it: the
+    /// store-wide quota would otherwise be checked against a wrong total for good. A host does this
+    /// when it starts and at every maintenance run. The check is one read of the session records;
+    /// the write happens only when they differ, and looks again inside its transaction. Returns the
+    /// total that was kept and the sum that replaced it, when they differed.
+    ///
+    /// # Errors
+    /// `StorageUnavailableError`.
+    pub fn sum_total_again_if_drifted(&self) -> Result<Option<(u64, u64)>, CacheError> {
+        // A store that keeps no total yet gets one at its first write; a read-only one can't be put right.
+        let drifted = |txn: &ReadTxn<'_>, dbs: &Dbs| -> Result<Option<(u64, u64)>, StoreError> {
+            let Some(kept) = dbs.counters.get(txn, STORE_TOTAL)? else { return Ok(None) };
+            let sum = dbs.sum_of_sessions(txn)?;
+            Ok((kept != sum).then_some((kept, sum)))
+        };
+        if self.read_only || self.read(drifted)?.is_none() {
+            return Ok(None);
+        }
+        let summed = self.write(|txn, dbs| {
+            let found = drifted(txn, dbs)?;
+            if let Some((_, sum)) = found {
+                dbs.counters.put(txn, STORE_TOTAL, &sum)?;
+            }
+            Ok(found)
+        })?;
+        if let Some((kept, sum)) = summed {
+            tracing::warn!(
+                kept,
+                sum,
+                "the store's running total no longer equaled its sessions' totals (a host that keeps no running total wrote to the store); summed them again"
+            );
+        }
+        Ok(summed)
+    }
+
     /// The store of a read-only environment: its databases must exist already.
     fn open_read_only(env: Env<WithoutTls>, dir: &Path) -> Result<Store, CacheError> {
         let missing =
