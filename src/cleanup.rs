@@ -2,9 +2,9 @@
 //! unfinished.
 //!
 //! A cleanup first records, in its own committed transaction, that it has begun and which writes it
-//! covers (every write numbered up to the store's last write number). It then deletes those items in
-//! batches, one transaction each, keeping the session's totals right after every batch, and finally
-//! drops the record. A host that dies part-way leaves the record behind, and the next host to start
+//! covers (every write numbered up to the store's last write number), and drops the session's totals
+//! in that same transaction, whether `endSession` or the orphan sweep began it. It then deletes those
+//! items in batches, one transaction each, and finally drops the record. A host that dies part-way leaves the record behind, and the next host to start
 //! finishes the job. Items written after the cleanup began (by another host process, say) carry a
 //! higher number and survive it.
 
@@ -56,11 +56,35 @@ pub fn begin(store: &Store, origin: &str, session_id: &str) -> Result<bool, Cach
         if !holds_items && dbs.ending_seq(txn, origin, session_id)?.is_none() {
             return Ok(false);
         }
-        let last = dbs.last_seq(txn)?;
-        dbs.mark_ending(txn, origin, session_id, last)?;
-        dbs.put_session(txn, origin, session_id, &SessionRecord::new(0))?;
+        mark_begun(txn, dbs, origin, session_id)?;
         Ok(true)
     })
+}
+
+/// Begins the cleanup of a session nobody has used since `cutoff`, as [`begin`] does, looking again
+/// inside the transaction that marks it: another host may have used the session since the sweep's
+/// scan. Returns false when the session is no longer idle (or holds nothing).
+///
+/// # Errors
+/// `StorageUnavailableError`.
+pub fn begin_if_idle(store: &Store, origin: &str, session_id: &str, cutoff: u64) -> Result<bool, CacheError> {
+    store.write(|txn, dbs| {
+        if dbs.session(txn, origin, session_id)?.is_none_or(|record| record.last_accessed_at > cutoff) {
+            return Ok(false);
+        }
+        mark_begun(txn, dbs, origin, session_id)?;
+        Ok(true)
+    })
+}
+
+/// Records in `txn` that a session's cleanup has begun, covering every write so far, and drops the
+/// session's totals (and with them its share of the store's running total) in the same
+/// transaction. A host killed before the cleanup's last batch then leaves totals that already
+/// equal what readers see, and the next host finishes the deleting.
+fn mark_begun(txn: &mut heed::RwTxn<'_>, dbs: &Dbs, origin: &str, session_id: &str) -> Result<(), StoreError> {
+    let last = dbs.last_seq(txn)?;
+    dbs.mark_ending(txn, origin, session_id, last)?;
+    dbs.put_session(txn, origin, session_id, &SessionRecord::new(0))
 }
 
 /// Deletes, batch by batch, the items a begun cleanup covers, then drops its record.
@@ -129,12 +153,16 @@ fn recount(txn: &mut heed::RwTxn<'_>, dbs: &Dbs, origin: &str, session_id: &str)
     dbs.put_session(txn, origin, session_id, &record)
 }
 
-/// Finishes every cleanup a host left unfinished, then removes the sessions nobody touched for 24
+/// Sums the store's running total again if a host that keeps none moved the sessions' totals,
+/// finishes every cleanup a host left unfinished, then removes the sessions nobody touched for 24
 /// hours. Returns how many sessions it removed.
 ///
 /// # Errors
 /// `StorageUnavailableError`.
 pub fn maintain(store: &Store, now_ms: u64) -> Result<usize, CacheError> {
+    // A host of another version serving the same store may have moved sessions' totals without the
+    // store's since the last run.
+    store.sum_total_again_if_drifted()?;
     let unfinished = store.read(|txn, dbs| dbs.unfinished_cleanups(txn))?;
     for (origin, session_id) in &unfinished {
         let removed = finish(store, origin, session_id)?;
@@ -144,18 +172,7 @@ pub fn maintain(store: &Store, now_ms: u64) -> Result<usize, CacheError> {
     let idle = store.read(|txn, dbs| dbs.sessions_idle_since(txn, cutoff))?;
     let mut orphans = 0;
     for (origin, session_id) in &idle {
-        // Look again inside the transaction that begins the cleanup: another host may have used the
-        // session since the scan.
-        let still_idle = |record: Option<SessionRecord>| record.is_some_and(|r| r.last_accessed_at <= cutoff);
-        let begun = store.write(|txn, dbs| {
-            if !still_idle(dbs.session(txn, origin, session_id)?) {
-                return Ok(false);
-            }
-            let last = dbs.last_seq(txn)?;
-            dbs.mark_ending(txn, origin, session_id, last)?;
-            Ok(true)
-        })?;
-        if begun {
+        if begin_if_idle(store, origin, session_id, cutoff)? {
             let removed = finish(store, origin, session_id)?;
             tracing::info!(origin = %origin.escape_debug(), session_id, removed.deleted_items, removed.freed_bytes, "removed an orphaned session");
             orphans += 1;

@@ -4,7 +4,7 @@
 //! It holds one setting so far, the store quota: `{"storeQuotaBytes": 4000000000}`. `config
 //! --store-quota` (and `install --store-quota`) writes it, owner-only (0600), beside the store it bounds; a test that points
 //! `LLM_CACHE_DIR` at a folder of its own writes the same file. A host reads it when it starts. A file
-//! that can't be read or holds nothing valid is not fatal: the host keeps the default limit and logs
+//! that can't be read, isn't a regular file or holds nothing valid is not fatal: the host keeps the default limit and logs
 //! why, and `doctor` says so.
 
 use std::io;
@@ -51,11 +51,18 @@ pub fn config_path(data_dir: &Path) -> PathBuf {
 pub fn load(data_dir: &Path) -> Result<Config, String> {
     let path = config_path(data_dir);
     let bad = |why: String| format!("{} {why}", path.display());
-    let file = match std::fs::File::open(&path) {
+    let file = match open_without_waiting(&path) {
         Ok(file) => file,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Config::default()),
         Err(error) => return Err(bad(format!("can't be read: {error}"))),
     };
+    // Only a regular file is read: a FIFO would hold the host before its first reply until some
+    // other process wrote to it, and a device may never end. The type is taken from the open handle,
+    // so a file swapped after the check is never the one read.
+    let kind = file.metadata().map_err(|error| bad(format!("can't be read: {error}")))?.file_type();
+    if !kind.is_file() {
+        return Err(bad(format!("is not a regular file (it is {})", describe_file_type(kind))));
+    }
     let mut text = String::new();
     io::Read::read_to_string(&mut io::Read::take(file, MAX_CONFIG_BYTES + 1), &mut text)
         .map_err(|error| bad(format!("can't be read: {error}")))?;
@@ -68,6 +75,34 @@ pub fn load(data_dir: &Path) -> Result<Config, String> {
         check_store_quota(bytes).map_err(|why| bad(format!("has storeQuotaBytes {bytes}: {why}")))?;
     }
     Ok(config)
+}
+
+/// Opens `path` for reading without waiting for a writer: on Unix a FIFO's open blocks until one
+/// comes, so the file is opened non-blocking and its type checked before any read.
+fn open_without_waiting(path: &Path) -> io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    options.open(path)
+}
+
+/// What kind of file something that isn't a regular file is, in a word a person knows.
+fn describe_file_type(kind: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "a device";
+        }
+    }
+    if kind.is_dir() { "a folder" } else { "not a file" }
 }
 
 /// The store quota for a host on `data_dir`: the configured one, or the default when there is none or

@@ -79,7 +79,14 @@ fn run_host(origin: String) -> ExitCode {
         .and_then(|dir| Store::open(&paths::store_dir(dir)))
         .map(Arc::new);
     match &store {
-        Ok(_) => tracing::info!(origin = %origin.escape_debug(), version = env!("CARGO_PKG_VERSION"), "host started"),
+        Ok(store) => {
+            tracing::info!(origin = %origin.escape_debug(), version = env!("CARGO_PKG_VERSION"), "host started");
+            // Before the first request, so that no write is judged against a total an older host
+            // left wrong.
+            if let Err(error) = store.sum_total_again_if_drifted() {
+                tracing::warn!(code = error.code.as_str(), message = %error.message, "the store's running total could not be checked");
+            }
+        }
         Err(error) => {
             tracing::error!(origin = %origin.escape_debug(), message = %error.message, "host started without a store")
         }

@@ -289,6 +289,12 @@ impl Store {
             }
             FileCheck::Missing | FileCheck::Whole => {}
         }
+        #[cfg(target_os = "linux")]
+        if let Err(error) = reserve_lock_file(dir)
+            && matches!(error.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT))
+        {
+            return Err(disk_full_error(dir, &error));
+        }
         let mut options = EnvOpenOptions::new().read_txn_without_tls();
         options.map_size(map_size).max_dbs(NUMBER_OF_DATABASES);
         // SAFETY: the files are only ever opened through LMDB, whose lock file coordinates every process
@@ -404,6 +410,43 @@ impl Store {
             tracing::info!(sessions = added.len(), "the sessions' totals now count their customMetadata");
         }
         Ok(())
+    }
+
+    /// Sums the store's running total again when it no longer equals the sum of its sessions'
+    /// totals, as when a host that keeps no running total (an older version still serving after an
+    /// upgrade, or one run after a downgrade) changed sessions' totals without moving it: the
+    /// store-wide quota would otherwise be checked against a wrong total for good. A host does this
+    /// when it starts and at every maintenance run. The check is one read of the session records;
+    /// the write happens only when they differ, and looks again inside its transaction. Returns the
+    /// total that was kept and the sum that replaced it, when they differed.
+    ///
+    /// # Errors
+    /// `StorageUnavailableError`.
+    pub fn sum_total_again_if_drifted(&self) -> Result<Option<(u64, u64)>, CacheError> {
+        // A store that keeps no total yet gets one at its first write; a read-only one can't be put right.
+        let drifted = |txn: &ReadTxn<'_>, dbs: &Dbs| -> Result<Option<(u64, u64)>, StoreError> {
+            let Some(kept) = dbs.counters.get(txn, STORE_TOTAL)? else { return Ok(None) };
+            let sum = dbs.sum_of_sessions(txn)?;
+            Ok((kept != sum).then_some((kept, sum)))
+        };
+        if self.read_only || self.read(drifted)?.is_none() {
+            return Ok(None);
+        }
+        let summed = self.write(|txn, dbs| {
+            let found = drifted(txn, dbs)?;
+            if let Some((_, sum)) = found {
+                dbs.counters.put(txn, STORE_TOTAL, &sum)?;
+            }
+            Ok(found)
+        })?;
+        if let Some((kept, sum)) = summed {
+            tracing::warn!(
+                kept,
+                sum,
+                "the store's running total no longer equaled its sessions' totals (a host that keeps no running total wrote to the store); summed them again"
+            );
+        }
+        Ok(summed)
     }
 
     /// The store of a read-only environment: its databases must exist already.
@@ -547,11 +590,7 @@ impl Store {
         if !disk_full(&error, &self.dir) {
             return CacheError::storage_unavailable(error);
         }
-        CacheError::new(
-            crate::error::ErrorCode::StorageUnavailableError,
-            format!("the disk that holds the cache store ({}) is full: {error}", self.dir.display()),
-            "free space on that disk, or delete items or sessions you no longer need, then try again; items already cached can still be read",
-        )
+        disk_full_error(&self.dir, &error)
     }
 
     /// Doubles the memory map (LMDB grows the file only as data is written).
@@ -639,6 +678,54 @@ fn existing_databases(env: &Env<WithoutTls>) -> heed::Result<Option<Handles>> {
         }
         _ => None,
     })
+}
+
+/// `StorageUnavailableError` saying that the disk under the store's folder `dir` is full.
+fn disk_full_error(dir: &Path, error: &dyn std::fmt::Display) -> CacheError {
+    CacheError::new(
+        crate::error::ErrorCode::StorageUnavailableError,
+        format!("the disk that holds the cache store ({}) is full: {error}", dir.display()),
+        "free space on that disk, or delete items or sessions you no longer need, then try again; items already cached can still be read",
+    )
+}
+
+/// LMDB's lock file's name in the store's folder.
+#[cfg(target_os = "linux")]
+const LOCK_FILE: &str = "lock.mdb";
+
+/// The disk space reserved for LMDB's lock file: more than LMDB's own size for its default 126
+/// readers (a header of 192 bytes on x86-64, 256 on arm64, and a 64-byte slot per reader after the
+/// first: 8192 or 8256 bytes). The space is reserved without changing the file's size, so LMDB still
+/// sizes the file itself and its reader count stays its default.
+#[cfg(target_os = "linux")]
+const LOCK_FILE_RESERVE_BYTES: libc::off_t = 16 * 1024;
+
+/// Creates LMDB's lock file if need be and gives it its disk space before LMDB maps it. LMDB only
+/// extends the file (leaving it sparse) and then writes through the map, and a page that a full
+/// disk has no room for kills the process with SIGBUS at that write, before any reply. Reserved
+/// here, the lack of room is an error instead. A lock file that already has its size and its space
+/// (any store a host has opened before) is left alone, so that a full disk still lets a host open
+/// an existing store and read it.
+///
+/// # Errors
+/// Whatever creating or reserving returns (ENOSPC or EDQUOT for a full disk; EOPNOTSUPP where the
+/// filesystem can't reserve space, and LMDB's own open then goes on as it would).
+#[cfg(target_os = "linux")]
+fn reserve_lock_file(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    use std::os::unix::io::AsRawFd;
+    /// The smallest lock file LMDB makes (its size on x86-64).
+    const LMDB_LOCK_FILE_BYTES: u64 = 8192;
+    // Other hosts may be using the file: it is never truncated, only given space it lacks.
+    let file =
+        std::fs::OpenOptions::new().write(true).create(true).truncate(false).mode(0o600).open(dir.join(LOCK_FILE))?;
+    let found = file.metadata()?;
+    if found.len() >= LMDB_LOCK_FILE_BYTES && found.blocks() * 512 >= found.len() {
+        return Ok(());
+    }
+    // SAFETY: the descriptor is open for writing for the whole call.
+    let reserved = unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, LOCK_FILE_RESERVE_BYTES) };
+    if reserved == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
 }
 
 /// Whether opening failed because the store's files or disk can't be written.
@@ -1049,4 +1136,22 @@ pub(crate) fn split_scoped(key: &[u8]) -> (String, String) {
 pub(crate) fn decode_meta(storage_key: &str, bytes: &[u8]) -> Result<ItemMeta, StoreError> {
     serde_json::from_slice(bytes)
         .map_err(|e| CacheError::corrupted(storage_key, format!("its metadata can't be read ({e})")).into())
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// LMDB sizes the lock file itself (so its reader count stays its default), within the space
+    /// reserved for it, and no page of it is left sparse.
+    #[test]
+    fn the_lock_file_has_lmdb_size_and_all_its_space() {
+        use std::os::unix::fs::MetadataExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open_with_map_size(tmp.path(), 1 << 20).unwrap();
+        let lock = std::fs::metadata(tmp.path().join(LOCK_FILE)).unwrap();
+        assert!((8192..=LOCK_FILE_RESERVE_BYTES as u64).contains(&lock.len()), "{} bytes", lock.len());
+        assert!(lock.blocks() * 512 >= lock.len(), "the lock file is sparse: {} blocks", lock.blocks());
+        drop(store);
+    }
 }

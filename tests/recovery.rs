@@ -309,6 +309,53 @@ fn orphaned_sessions_are_removed_at_start() {
     assert!(host.close().1.success());
 }
 
+/// An orphan sweep stopped right after the transaction that begins a session's removal (the host was
+/// killed before its first batch) leaves a sound store: `verify` passes, naming the cleanup as pending,
+/// `sessions` lists nothing, and the store's total holds none of the session's bytes.
+#[test]
+fn an_orphan_sweep_stopped_after_it_began_leaves_no_problem() {
+    const OLD: &str = "conv_swept";
+    let tmp = tempfile::tempdir().unwrap();
+    let mut host = Session::start(tmp.path(), ORIGIN);
+    for n in 0..3 {
+        write(&mut host, OLD, "task0000", &format!("turn000{n}"), &json!({"old": n}));
+    }
+    assert!(host.close().1.success());
+
+    let store = open_store(tmp.path());
+    let idle_since = now_ms() - 25 * HOUR_MS;
+    store
+        .write(|txn, dbs| {
+            let mut record = dbs.session(txn, ORIGIN, OLD)?.expect("the old session's record");
+            record.last_accessed_at = idle_since;
+            dbs.put_session(txn, ORIGIN, OLD, &record)
+        })
+        .unwrap();
+    // The sweep's first transaction, and nothing after it.
+    assert!(cleanup::begin_if_idle(&store, ORIGIN, OLD, idle_since).unwrap());
+    assert_eq!(store.read(|txn, dbs| dbs.store_total(txn)).unwrap(), 0);
+    drop(store);
+
+    let run = |args: &[&str]| {
+        let output = std::process::Command::new(common::binary())
+            .args(args)
+            .env("LLM_CACHE_DIR", tmp.path())
+            .env_remove("LLM_CACHE_LOG")
+            .output()
+            .unwrap();
+        (output.status.code(), String::from_utf8(output.stdout).unwrap())
+    };
+    let (code, out) = run(&["verify"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        !out.contains("problem") && out.contains(&format!("the cleanup of session {OLD} of {ORIGIN} has begun")),
+        "{out}"
+    );
+    let (code, out) = run(&["sessions"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.starts_with("no sessions\n"), "{out}");
+}
+
 /// An item whose metadata record is garbage: `read` says CorruptedDataError and what to do, `list`
 /// still shows it (with a placeholder description) so it can be deleted, and deleting it frees its
 /// bytes so the totals match the items again.

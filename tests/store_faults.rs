@@ -209,6 +209,29 @@ fn a_full_disk_fails_writes_clearly_loses_nothing_and_recovers() {
 }
 
 #[test]
+fn a_full_disk_with_no_store_yet_answers_hello_then_says_the_disk_is_full() {
+    let Some(disk) = SmallDisk::mount(1) else {
+        eprintln!("skipped: this process can't mount a tmpfs");
+        return;
+    };
+    // Every byte of the disk taken; the write that finds no more room fails, as it should.
+    let _ = std::fs::write(disk.path.join("filler"), vec![0u8; 2 * 1024 * 1024]);
+    let dir = disk.path.join("data");
+    let input = [json!({"id": 1, "op": "hello"}), write(2, "conv_full", json!("x"))]
+        .iter()
+        .flat_map(common::request_frame)
+        .collect();
+    let output = common::run_host(&dir, ORIGIN, input);
+    assert!(output.status.success(), "the host died: {} ({})", output.status, output.stderr);
+    assert_eq!(output.replies.len(), 2, "{:?}", output.replies);
+    assert_eq!(output.replies[0]["result"]["protocolVersion"], 1, "{}", output.replies[0]);
+    let error = &output.replies[1]["error"];
+    assert_eq!(error["code"], "StorageUnavailableError", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("is full"), "the error should say the disk is full: {message}");
+}
+
+#[test]
 fn a_read_only_store_still_reads_refuses_writes_clearly_and_writes_again_once_writable() {
     let Some(disk) = SmallDisk::mount(16) else {
         eprintln!("skipped: this process can't mount a tmpfs");

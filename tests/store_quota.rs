@@ -152,3 +152,41 @@ fn a_quota_below_any_item_is_a_warning_with_how_to_raise_it() {
     assert!(run.stdout.contains("OK   store: the host wrote, read back and deleted an item"), "{}", run.stdout);
     assert!(run.stdout.contains("NOTE store: 0 B of the store-wide quota of 953.7 MiB used (0%)"), "{}", run.stdout);
 }
+
+#[test]
+fn a_settings_file_that_is_not_a_regular_file_is_never_opened_for_reading() {
+    // A FIFO blocks whoever opens it for reading until a writer comes; nobody writes to this one.
+    let machine = Machine::new();
+    std::fs::create_dir_all(machine.data()).unwrap();
+    let settings = machine.data().join("config.json");
+    let made = std::process::Command::new("mkfifo").arg(&settings).status().unwrap();
+    assert!(made.success());
+
+    let replies =
+        call(&machine, Path::new(common::binary()), &[json!({"id": 1, "op": "hello"}), write(2, "conv_a", 100)]);
+    assert_eq!(replies[0]["result"]["limits"]["storeQuotaBytes"], 2u64 << 30);
+    assert_eq!(replies[1]["ok"], true);
+    let logs = common::logs(&machine.data());
+    assert!(
+        logs.contains("config.json is not a regular file (it is a FIFO)")
+            && logs.contains("using the default store quota"),
+        "{logs}"
+    );
+
+    let run = machine.doctor(&["--browser", "chromium"]);
+    let warning = run.stdout.lines().find(|line| line.starts_with("WARN store quota: ")).unwrap_or_default();
+    assert!(
+        warning.contains("config.json is not a regular file (it is a FIFO)")
+            && warning.contains("the host uses the default quota of 2.0 GiB"),
+        "{}",
+        run.stdout
+    );
+    let run = machine.run(&["sessions"]);
+    assert_ok(&run, "sessions");
+    assert!(
+        run.stdout.contains("conv_a") && run.stdout.contains("of the store-wide quota of 2.0 GiB used"),
+        "{}",
+        run.stdout
+    );
+    assert!(std::os::unix::fs::FileTypeExt::is_fifo(&std::fs::symlink_metadata(&settings).unwrap().file_type()));
+}

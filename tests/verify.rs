@@ -272,3 +272,52 @@ fn the_store_running_total_stays_the_sum_of_the_sessions_and_verify_repairs_it()
     drop(store);
     assert_eq!(verify(dir, &[]).0, 0);
 }
+
+/// A host that keeps no running total (an older version still serving after an upgrade) ends a
+/// session: its items and totals go, the store's total stays. The next host to start sums the total
+/// again, so a write the store-wide quota allows is accepted and `stats` shows the true total.
+#[test]
+fn a_running_total_an_older_host_left_wrong_is_summed_again_when_a_host_starts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("config.json"), r#"{"storeQuotaBytes": 1000}"#).unwrap();
+    let write = |id: u64, session: &str, bytes: usize| json!({"id": id, "op": "write", "sessionId": session, "data": "x".repeat(bytes - 2), "description": "d"});
+    let mut host = Session::start(dir, ORIGIN);
+    host.ok(write(1, "conv_kept", 400));
+    host.ok(write(2, "conv_gone", 500));
+    assert!(host.close().1.success());
+
+    // The older host's endSession: every record of the session goes, and the running total with
+    // it is left as it was.
+    tamper(dir, |txn, db| {
+        let mut prefix = session_key(ORIGIN, "conv_gone");
+        prefix.push(b'_');
+        let time_prefix = [session_key(ORIGIN, "conv_gone"), vec![0]].concat();
+        for name in ["item-meta", "item-data", "items-by-time", "sessions"] {
+            let keys: Vec<Vec<u8>> = db(name)
+                .iter(txn)
+                .unwrap()
+                .map(|entry| entry.unwrap().0.to_vec())
+                .filter(|key| {
+                    key.starts_with(&prefix)
+                        || key.starts_with(&time_prefix)
+                        || *key == session_key(ORIGIN, "conv_gone")
+                })
+                .collect();
+            assert!(!keys.is_empty(), "{name} holds the session");
+            for key in keys {
+                db(name).delete(txn, &key).unwrap();
+            }
+        }
+    });
+
+    let mut host = Session::start(dir, ORIGIN);
+    let reply = host.call(write(3, "conv_kept", 400));
+    assert_eq!(reply["ok"], true, "400 + 400 bytes fit a quota of 1000: {reply}");
+    let stats = host.ok(json!({"id": 4, "op": "stats", "sessionId": "conv_kept"}));
+    assert_eq!((&stats["totalSize"], &stats["storeTotalSize"]), (&json!(800), &json!(800)), "{stats}");
+    assert!(host.close().1.success());
+    assert!(common::logs(dir).contains("summed them again"));
+    let (code, out) = verify(dir, &[]);
+    assert_eq!(code, 0, "{out}");
+}
