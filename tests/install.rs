@@ -660,3 +660,47 @@ fn folders_of_another_user_are_named() {
         )]
     );
 }
+
+/// The install record is only a list of what install wrote: one edited to name any other file (the
+/// user's ~/.bashrc, another host's manifest, a binary outside the install) makes install and
+/// uninstall leave that file alone and say so; this host's own files are still written and removed.
+#[test]
+fn a_record_naming_other_files_is_not_obeyed() {
+    let machine = Machine::new();
+    assert_ok(&machine.run(&["install", "--browser", "chromium"]), "install");
+    let bashrc = machine.home().join(".bashrc");
+    let profile = machine.home().join(".profile");
+    let other = machine.home().join(".config/chromium/NativeMessagingHosts/org.other.host.json");
+    for file in [&bashrc, &profile, &other] {
+        std::fs::write(file, "keep me\n").unwrap();
+    }
+    let record_path = machine.data().join("install.json");
+    let mut record = read_json(&record_path);
+    let own = record["entries"][0].clone();
+    for file in [&bashrc, &other] {
+        let mut entry = own.clone();
+        entry["location"]["file"]["manifest"] = json!(file);
+        record["entries"].as_array_mut().unwrap().push(entry);
+    }
+    record["binary"] = json!(profile);
+    std::fs::write(&record_path, record.to_string()).unwrap();
+
+    let run = machine.run(&["install", "--browser", "chromium"]);
+    assert_ok(&run, "install again");
+    for file in [&bashrc, &profile, &other] {
+        assert!(
+            run.stdout.contains(&format!("NOTE left {} alone: the install record names it", file.display())),
+            "{}",
+            run.stdout
+        );
+        assert_eq!(std::fs::read_to_string(file).unwrap(), "keep me\n", "{}", file.display());
+    }
+    // install wrote the record again without them: put them back for uninstall.
+    std::fs::write(&record_path, record.to_string()).unwrap();
+    let run = machine.run(&["uninstall"]);
+    assert_ok(&run, "uninstall");
+    for file in [&bashrc, &profile, &other] {
+        assert_eq!(std::fs::read_to_string(file).unwrap(), "keep me\n", "{}", file.display());
+    }
+    assert!(!machine.chromium_manifest().exists(), "this host's own manifest goes:\n{}", run.stdout);
+}

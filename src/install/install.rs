@@ -45,6 +45,9 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
         Ok(_) => Record::new(selection.scope),
         Err(error) => return Err(Failure(error.to_string())),
     };
+    for stray in record.keep_own(platform, &base) {
+        say(out, format!("NOTE left {stray} alone: the install record names it, but it is none of this host's files"));
+    }
     let (targets, allowed) = with_what_is_there(&targets, &record, selection);
     record.set_allowed(&allowed);
     prepare_base(&base, selection.scope, &mut record)?;

@@ -33,11 +33,18 @@ pub fn uninstall(
     platform: &Platform,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    let record_path = layout::record_path(scope, platform)?;
+    let base = std::path::absolute(layout::install_base(scope, platform)?)
+        .map_err(|e| Failure(format!("no install folder: {e}")))?;
+    let record_path = layout::record_in(&base);
     let Some(mut record) = Record::load(&record_path).map_err(|e| Failure(e.to_string()))? else {
         say(out, format!("Nothing to uninstall: there is no install record at {}.", record_path.display()));
         return data_left(purge, platform, &platform.host.command(), out);
     };
+    // The record is the one of the scope asked for, wherever its file says otherwise.
+    record.scope = scope;
+    for stray in record.keep_own(platform, &base) {
+        say(out, format!("NOTE left {stray} alone: the install record names it, but it is none of this host's files"));
+    }
     if !only.is_empty() {
         let left = without(&record, only)?;
         if !left.is_empty() {
