@@ -103,6 +103,46 @@ fn uninstalling_the_only_extension_removes_everything() {
     assert_eq!(files(&machine), before, "no host ran, so no data was made: the data directory goes too");
 }
 
+/// An install names its own extensions: a family none of them belongs to is not registered (no
+/// Firefox manifest for the demo add-on beside a developer's Chrome extension), a browser of that
+/// family named with --browser is refused, and uninstalling the last id named removes the install.
+#[test]
+fn only_the_families_of_the_ids_named_are_registered() {
+    let machine = Machine::new();
+    let before = files(&machine);
+    // Without --browser, install registers with the browsers found here (Chromium and Firefox on the
+    // test machines), or all six when it finds none: a Chromium-family one and Firefox either way.
+    let run = machine.run(&["install", "--extension-id", A]);
+    assert_ok(&run, "install");
+    assert!(
+        run.stdout.contains(
+            "NOTE Firefox is not registered: no Firefox add-on id is given or allowed (--firefox-extension-id ID \
+             registers it)"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(machine.chromium_manifest().exists() && !machine.firefox_manifest().exists(), "{}", run.stdout);
+    let record = read_json(&machine.data().join("install.json"));
+    assert_eq!(record["firefoxExtensionIds"], json!([]), "{record}");
+    assert!(!record.to_string().contains("firefox\""), "{record}");
+
+    let run = machine.run(&["install", "--browser", "firefox", "--extension-id", B]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.contains(
+            "firefox: no Firefox add-on id is given or allowed for it: add --firefox-extension-id ID, or leave it out \
+             (nothing was changed)"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(read_json(&machine.chromium_manifest())["allowed_origins"], json!([origin(A)]));
+
+    assert_ok(&machine.run(&["uninstall", "--extension-id", A]), "uninstall A");
+    assert_eq!(files(&machine), before, "the last id named takes the whole install with it");
+}
+
 /// A package's install, as scripts/release.sh builds it: the binary (here the one under test, standing
 /// in for /usr/bin/llm-cache-host) and every browser's system-wide manifest allowing the developer's
 /// ids, written by `manifest --root` under the machine's system root.
@@ -197,8 +237,9 @@ fn doctor_warns_when_this_users_manifest_hides_the_packages() {
 #[test]
 fn doctors_remedies_keep_the_installed_ids() {
     let machine = Machine::new();
+    let both = ["--browser", "chromium", "--browser", "firefox"];
     assert_ok(
-        &machine.run(&["install", "--browser", "chromium", "--browser", "firefox", "--extension-id", A]),
+        &machine.run(&[&["install", "--extension-id", A, "--firefox-extension-id", ADDON][..], &both].concat()),
         "install",
     );
     let file = machine.chromium_manifest();
@@ -212,9 +253,10 @@ fn doctors_remedies_keep_the_installed_ids() {
     let missing = run.failures().into_iter().find(|line| line.starts_with("FAIL firefox: no manifest")).unwrap();
     assert_eq!(
         suggested(missing),
-        format!("llm-cache-host install --browser firefox --firefox-extension-id '{DEMO_ADDON}'")
+        format!("llm-cache-host install --browser firefox --firefox-extension-id '{ADDON}'")
     );
     assert!(!run.stdout.contains(&format!("--extension-id {DEMO_ID}")), "{}", run.stdout);
+    assert!(!run.stdout.contains(DEMO_ADDON), "{}", run.stdout);
     // The command shown puts it right, keeping A.
     let bin = machine.installed_binary().parent().unwrap().to_owned();
     let path = format!("{}:/usr/bin:/bin", bin.display());

@@ -30,6 +30,7 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
     let record_path = layout::record_in(&base);
     let found = found_browsers(platform);
     let targets = super::selected_targets(selection, platform, &base, &found)?;
+    let targets_before = targets.clone();
 
     if selection.scope == Scope::User {
         let mut paths: Vec<&Path> = vec![&base, &binary, &record_path];
@@ -48,7 +49,12 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
     for stray in record.keep_own(platform, &base) {
         say(out, format!("NOTE left {stray} alone: the install record names it, but it is none of this host's files"));
     }
-    let (targets, allowed) = with_what_is_there(&targets, &record, selection);
+    let (targets, allowed) = with_what_is_there(&targets, &record, selection)?;
+    for family in [Family::Chromium, Family::Firefox] {
+        if allowed.of(family).is_empty() && targets_before.iter().any(|target| target.family == family) {
+            say(out, format!("NOTE {}", unregistered(family)));
+        }
+    }
     record.set_allowed(&allowed);
     prepare_base(&base, selection.scope, &mut record)?;
     copy_binary(&binary, layout::dir_mode(selection.scope), &mut record)?;
@@ -81,8 +87,18 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
 
 /// The targets to write and the ids they allow: the selected targets and the record's other
 /// manifests still there (one removed by hand stays removed); the ids given, those the record lists
-/// and those the manifests at these locations allow already; for a family with none, the demo's.
-fn with_what_is_there(selected: &[Target], record: &Record, selection: &Selection) -> (Vec<Target>, Allowed) {
+/// and those the manifests at these locations allow already. With no id given or allowed before, a
+/// family's manifests allow the demo extension's; otherwise a family with no id of the user's is left
+/// out, as no extension of it could use the host.
+///
+/// # Errors
+/// When a browser asked for by name (`--browser`, or `--user-data-dir` for a Chromium) would be left
+/// out that way: saying so beats an install that quietly skips it.
+fn with_what_is_there(
+    selected: &[Target],
+    record: &Record,
+    selection: &Selection,
+) -> Result<(Vec<Target>, Allowed), Failure> {
     let mut targets = selected.to_vec();
     for entry in &record.entries {
         if entry.location.manifest().exists() {
@@ -97,13 +113,51 @@ fn with_what_is_there(selected: &[Target], record: &Record, selection: &Selectio
     }
     allowed.add(&Allowed { chrome: selection.extension_ids.clone(), firefox: selection.firefox_extension_ids.clone() });
     let writes = |family: Family| targets.iter().any(|target| target.family == family);
-    if allowed.chrome.is_empty() && writes(Family::Chromium) {
-        allowed.chrome.push(DEFAULT_EXTENSION_ID.to_owned());
+    if allowed.is_empty() {
+        if writes(Family::Chromium) {
+            allowed.chrome.push(DEFAULT_EXTENSION_ID.to_owned());
+        }
+        if writes(Family::Firefox) {
+            allowed.firefox.push(DEFAULT_FIREFOX_EXTENSION_ID.to_owned());
+        }
+        return Ok((targets, allowed));
     }
-    if allowed.firefox.is_empty() && writes(Family::Firefox) {
-        allowed.firefox.push(DEFAULT_FIREFOX_EXTENSION_ID.to_owned());
+    let named = |target: &Target| {
+        target.browsers.iter().any(|browser| selection.browsers.contains(browser)) || target.browsers.is_empty()
+    };
+    if let Some(target) = targets.iter().find(|target| allowed.of(target.family).is_empty() && named(target)) {
+        let (id, flag) = missing_id(target.family);
+        return Err(Failure(format!(
+            "{}: no {id} is given or allowed for it: add {flag}, or leave it out (nothing was changed)",
+            target.label
+        )));
     }
-    (targets, allowed)
+    targets.retain(|target| !allowed.of(target.family).is_empty());
+    if targets.is_empty() {
+        return Err(Failure(format!(
+            "no browser found here reads {}s: name one with --browser (nothing was changed)",
+            if allowed.chrome.is_empty() { "Firefox add-on" } else { "Chrome extension" }
+        )));
+    }
+    Ok((targets, allowed))
+}
+
+/// What a family's manifests allow, and the flag that names one.
+fn missing_id(family: Family) -> (&'static str, &'static str) {
+    match family {
+        Family::Chromium => ("Chrome extension id", "--extension-id ID"),
+        Family::Firefox => ("Firefox add-on id", "--firefox-extension-id ID"),
+    }
+}
+
+/// Why a family's browsers found here are left out of an install.
+fn unregistered(family: Family) -> String {
+    let (id, flag) = missing_id(family);
+    let browsers = match family {
+        Family::Chromium => "Chromium-family browsers are",
+        Family::Firefox => "Firefox is",
+    };
+    format!("{browsers} not registered: no {id} is given or allowed ({flag} registers it)")
 }
 
 /// The extensions an install allows, in words: "extension A, B; add-on X".
