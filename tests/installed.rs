@@ -143,6 +143,33 @@ fn only_the_families_of_the_ids_named_are_registered() {
     assert_eq!(files(&machine), before, "the last id named takes the whole install with it");
 }
 
+/// Two hosts in one LLM_CACHE_DIR each keep their own install record: installing and uninstalling
+/// the second never reads, rewrites or removes the first's record, manifest or binary.
+#[test]
+fn hosts_sharing_a_data_directory_keep_their_own_records() {
+    const MAIL: &str = "com.example.mail_cache";
+    let machine = Machine::new();
+    assert_ok(&machine.run(&["install", "--browser", "chromium"]), "install the default host");
+    let own = [machine.chromium_manifest(), machine.data().join("install.json"), machine.installed_binary()];
+    let read = || own.iter().map(|file| std::fs::read(file).unwrap()).collect::<Vec<_>>();
+    let before = read();
+
+    let mail = ["--host-name", MAIL];
+    let run = machine.run(&[&["install", "--browser", "chromium", "--extension-id", A][..], &mail].concat());
+    assert_ok(&run, "install the mail host");
+    assert_eq!(read(), before, "the default host's files are untouched:\n{}", run.stdout);
+    let mail_manifest = machine.chromium_manifest().with_file_name(format!("{MAIL}.json"));
+    let mail_record = read_json(&machine.data().join(format!("install.{MAIL}.json")));
+    assert_eq!(mail_record["entries"].as_array().unwrap().len(), 1, "{mail_record}");
+    assert_eq!(mail_record["entries"][0]["location"]["file"]["manifest"], json!(mail_manifest));
+    assert_eq!(read_json(&mail_manifest)["path"], json!(machine.data().join("bin").join(MAIL)));
+
+    assert_ok(&machine.run(&[&["uninstall"][..], &mail].concat()), "uninstall the mail host");
+    assert!(!mail_manifest.exists() && !machine.data().join("bin").join(MAIL).exists());
+    assert_eq!(read(), before, "the default host's files are untouched");
+    assert_ok(&machine.doctor(&["--browser", "chromium"]), "doctor of the default host");
+}
+
 /// A package's install, as scripts/release.sh builds it: the binary (here the one under test, standing
 /// in for /usr/bin/llm-cache-host) and every browser's system-wide manifest allowing the developer's
 /// ids, written by `manifest --root` under the machine's system root.

@@ -233,7 +233,7 @@ fn doctor_places(
         )
     };
     let system_base = install::system_base(platform)?;
-    let load = |base: &Path| Record::load(&layout::record_in(base)).map_err(|e| Failure(e.to_string()));
+    let load = |base: &Path| Record::load(&layout::record_in(base, &platform.host)).map_err(|e| Failure(e.to_string()));
     let user_record = user_base.as_deref().map(load).transpose()?.flatten();
     let system_record = load(&system_base)?;
 

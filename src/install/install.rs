@@ -27,7 +27,7 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
     let base = std::path::absolute(layout::install_base(selection.scope, platform)?)
         .map_err(|e| Failure(format!("no install folder: {e}")))?;
     let binary = layout::binary_in(&base, platform);
-    let record_path = layout::record_in(&base);
+    let record_path = layout::record_in(&base, &platform.host);
     let found = found_browsers(platform);
     let targets = super::selected_targets(selection, platform, &base, &found)?;
     let targets_before = targets.clone();

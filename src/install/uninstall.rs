@@ -35,7 +35,7 @@ pub fn uninstall(
 ) -> Result<(), Failure> {
     let base = std::path::absolute(layout::install_base(scope, platform)?)
         .map_err(|e| Failure(format!("no install folder: {e}")))?;
-    let record_path = layout::record_in(&base);
+    let record_path = layout::record_in(&base, &platform.host);
     let Some(mut record) = Record::load(&record_path).map_err(|e| Failure(e.to_string()))? else {
         say(out, format!("Nothing to uninstall: there is no install record at {}.", record_path.display()));
         return data_left(purge, platform, &platform.host.command(), out);
