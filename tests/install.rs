@@ -704,3 +704,40 @@ fn a_record_naming_other_files_is_not_obeyed() {
     }
     assert!(!machine.chromium_manifest().exists(), "this host's own manifest goes:\n{}", run.stdout);
 }
+
+/// An install record that isn't JSON stops nothing: doctor checks the manifests where browsers look,
+/// install writes a new record keeping this host's manifests, and uninstall removes this host's files
+/// found where install puts them, each saying the record was unreadable. So does uninstall when the
+/// record was deleted.
+#[test]
+fn an_unreadable_or_missing_record_stops_nothing() {
+    let machine = Machine::new();
+    let record = machine.data().join("install.json");
+    assert_ok(&machine.run(&["install", "--browser", "chromium"]), "install");
+    std::fs::write(&record, "not json").unwrap();
+    let unreadable = format!("{} is not an install record", record.display());
+
+    let run = machine.doctor(&["--browser", "chromium"]);
+    assert!(run.stdout.contains(&format!("WARN {unreadable}")), "{}", run.stdout);
+    assert!(run.stdout.contains("OK   chromium: host "), "{}", run.stdout);
+    let run = machine.run(&["install", "--browser", "firefox"]);
+    assert_ok(&run, "install over an unreadable record");
+    assert!(run.stdout.contains(&format!("NOTE {unreadable}")), "{}", run.stdout);
+    let entries = read_json(&record)["entries"].as_array().unwrap().len();
+    assert_eq!(entries, 2, "the chromium manifest found is kept beside firefox's");
+
+    std::fs::write(&record, "not json").unwrap();
+    let run = machine.run(&["uninstall"]);
+    assert_ok(&run, "uninstall with an unreadable record");
+    assert!(run.stdout.contains(&format!("NOTE {unreadable}")), "{}", run.stdout);
+    for gone in [machine.chromium_manifest(), machine.firefox_manifest(), machine.installed_binary(), record.clone()] {
+        assert!(!gone.exists(), "{} is left:\n{}", gone.display(), run.stdout);
+    }
+
+    assert_ok(&machine.run(&["install", "--browser", "chromium"]), "install");
+    std::fs::remove_file(&record).unwrap();
+    let run = machine.run(&["uninstall"]);
+    assert_ok(&run, "uninstall with no record");
+    assert!(run.stdout.contains("NOTE there is no install record at "), "{}", run.stdout);
+    assert!(!machine.chromium_manifest().exists() && !machine.installed_binary().exists(), "{}", run.stdout);
+}

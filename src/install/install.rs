@@ -44,7 +44,15 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
     let mut record = match Record::load(&record_path) {
         Ok(Some(record)) if record.scope == selection.scope => record,
         Ok(_) => Record::new(selection.scope),
-        Err(error) => return Err(Failure(error.to_string())),
+        Err(error) => {
+            say(
+                out,
+                format!(
+                    "NOTE {error}: install writes a new one, keeping this host's manifests found where it puts them"
+                ),
+            );
+            Record::recovered(selection.scope, platform, &base)
+        }
     };
     for stray in record.keep_own(platform, &base) {
         say(out, format!("NOTE left {stray} alone: the install record names it, but it is none of this host's files"));
@@ -87,9 +95,9 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
 
 /// The targets to write and the ids they allow: the selected targets and the record's other
 /// manifests still there (one removed by hand stays removed); the ids given, those the record lists
-/// and those the manifests at these locations allow already. With no id given or allowed before, a
-/// family's manifests allow the demo extension's; otherwise a family with no id of the user's is left
-/// out, as no extension of it could use the host.
+/// and those the manifests at these locations allow already. With no id but the demo's given or
+/// allowed before, a family's manifests allow the demo extension's; otherwise a family with no id of
+/// the user's is left out, as no extension of it could use the host.
 ///
 /// # Errors
 /// When a browser asked for by name (`--browser`, or `--user-data-dir` for a Chromium) would be left
@@ -113,11 +121,14 @@ fn with_what_is_there(
     }
     allowed.add(&Allowed { chrome: selection.extension_ids.clone(), firefox: selection.firefox_extension_ids.clone() });
     let writes = |family: Family| targets.iter().any(|target| target.family == family);
-    if allowed.is_empty() {
-        if writes(Family::Chromium) {
+    // An install of the demo's (nothing but the demo's ids, or none) stays one in every browser.
+    let demo_only = allowed.chrome.iter().all(|id| id == DEFAULT_EXTENSION_ID)
+        && allowed.firefox.iter().all(|id| id == DEFAULT_FIREFOX_EXTENSION_ID);
+    if demo_only {
+        if allowed.chrome.is_empty() && writes(Family::Chromium) {
             allowed.chrome.push(DEFAULT_EXTENSION_ID.to_owned());
         }
-        if writes(Family::Firefox) {
+        if allowed.firefox.is_empty() && writes(Family::Firefox) {
             allowed.firefox.push(DEFAULT_FIREFOX_EXTENSION_ID.to_owned());
         }
         return Ok((targets, allowed));

@@ -143,6 +143,41 @@ impl Record {
         forgotten
     }
 
+    /// A record of `scope` rebuilt from what is where `install` puts it, for when the record can't be
+    /// read or is gone: this host's manifests at every browser's location for `scope` whose `path` is
+    /// the install's binary (so a package's manifests, which name its own, are never taken), that
+    /// binary, and the command link when it points at it. The folders `install` created are not known.
+    pub fn recovered(scope: Scope, platform: &Platform, base: &Path) -> Record {
+        let mut record = Record::new(scope);
+        let binary = layout::binary_in(base, platform);
+        let names_binary = |manifest: &Path| {
+            let text = allowed::read_manifest_text(manifest).ok();
+            let parsed = text.and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok());
+            parsed.is_some_and(|parsed| parsed["path"].as_str() == binary.to_str())
+        };
+        for browser in Browser::ALL {
+            let Ok(locations) = browsers::manifest_locations(browser, scope, platform, base) else { continue };
+            for location in locations {
+                if super::registered(&location, platform.os) && names_binary(location.manifest()) {
+                    let label = browser.id().to_owned();
+                    let target = Target { label, browsers: vec![browser], family: browser.family(), location };
+                    super::push_target(&mut record.entries, target);
+                }
+            }
+        }
+        if binary.is_file() {
+            record.binary = Some(binary.clone());
+        }
+        let link = layout::command_link(scope, platform);
+        record.link = link.filter(|link| std::fs::read_link(link).is_ok_and(|target| target == binary));
+        record
+    }
+
+    /// Whether the record lists nothing to remove.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty() && self.binary.is_none() && self.link.is_none()
+    }
+
     /// Notes a folder `install` created, once.
     pub fn add_created_dir(&mut self, dir: PathBuf) {
         if !self.created_dirs.contains(&dir) {

@@ -36,9 +36,22 @@ pub fn uninstall(
     let base = std::path::absolute(layout::install_base(scope, platform)?)
         .map_err(|e| Failure(format!("no install folder: {e}")))?;
     let record_path = layout::record_in(&base, &platform.host);
-    let Some(mut record) = Record::load(&record_path).map_err(|e| Failure(e.to_string()))? else {
-        say(out, format!("Nothing to uninstall: there is no install record at {}.", record_path.display()));
-        return data_left(purge, platform, &platform.host.command(), out);
+    let mut record = match Record::load(&record_path) {
+        Ok(Some(record)) => record,
+        // Without a record, this host's files where install puts them are still this host's to remove.
+        loaded => {
+            let recovered = Record::recovered(scope, platform, &base);
+            let why = match loaded {
+                Err(error) => error.to_string(),
+                _ if recovered.is_empty() => {
+                    say(out, format!("Nothing to uninstall: there is no install record at {}.", record_path.display()));
+                    return data_left(purge, platform, &platform.host.command(), out);
+                }
+                _ => format!("there is no install record at {}", record_path.display()),
+            };
+            say(out, format!("NOTE {why}: removing this host's files found where install puts them"));
+            recovered
+        }
     };
     // The record is the one of the scope asked for, wherever its file says otherwise.
     record.scope = scope;
