@@ -741,3 +741,38 @@ fn an_unreadable_or_missing_record_stops_nothing() {
     assert!(run.stdout.contains("NOTE there is no install record at "), "{}", run.stdout);
     assert!(!machine.chromium_manifest().exists() && !machine.installed_binary().exists(), "{}", run.stdout);
 }
+
+/// A host whose command is another program's name (`com.example.ls`, command `ls`) never shadows
+/// that program: install makes no ~/.local/bin/ls, says why, and the full command it prints works.
+#[test]
+fn a_command_named_like_another_program_is_not_linked() {
+    let machine = Machine::new();
+    let bin = machine.home().join(".local/bin");
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let output = machine
+        .command(common::binary())
+        .args(["install", "--host-name", "com.example.ls", "--browser", "chromium"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{stdout}");
+    assert!(std::fs::symlink_metadata(bin.join("ls")).is_err(), "no link hides ls:\n{stdout}");
+    let binary = machine.data().join("bin/com.example.ls");
+    let full = format!("{} doctor", binary.display());
+    let other = if Path::new("/usr/bin/ls").is_file() { "/usr/bin/ls" } else { "/bin/ls" };
+    assert!(
+        stdout.contains(&format!(
+            "NOTE no `ls` command: {other} is on your PATH under that name, and a link in {} would stand in for it, \
+             so type the command in full: {full}",
+            bin.display()
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains(&format!("Installed. `{full}` checks")), "{stdout}");
+    // The copy is named after its host, so it knows which one it is.
+    let root = machine.policy_root();
+    let doctor =
+        machine.run_program(&binary, &["doctor", "--browser", "chromium", "--policy-root", root.to_str().unwrap()]);
+    assert_ok(&doctor, "the full command");
+}

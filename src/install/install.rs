@@ -231,6 +231,18 @@ fn link_command(
             say(out, format!("NOTE left {} alone: it is not a link to this install", link.display()));
             return full;
         }
+        if let Some(other) = other_on_path(platform, &name, &dir, binary).filter(|_| !ours) {
+            say(
+                out,
+                format!(
+                    "NOTE no `{name}` command: {} is on your PATH under that name, and a link in {} would stand in \
+                     for it, so type the command in full: {full} doctor",
+                    other.display(),
+                    dir.display()
+                ),
+            );
+            return full;
+        }
         let mut created = Vec::new();
         if let Err(error) = create_dirs(&dir, layout::dir_mode(scope), &mut created)
             .and_then(|()| if ours { Ok(()) } else { std::os::unix::fs::symlink(binary, &link) })
@@ -259,6 +271,19 @@ fn link_command(
         );
         full
     }
+}
+
+/// Another program on PATH under the command's `name`, in a folder other than `link_dir`: a
+/// command link would hide it (or be hidden by it), so `install` makes none. This host's own binary
+/// reached another way doesn't count.
+#[cfg(unix)]
+fn other_on_path(platform: &Platform, name: &str, link_dir: &Path, binary: &Path) -> Option<PathBuf> {
+    let path = platform.var("PATH")?;
+    let ours = binary.canonicalize().ok();
+    std::env::split_paths(&path)
+        .filter(|dir| dir != link_dir)
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file() && (ours.is_none() || candidate.canonicalize().ok() != ours))
 }
 
 /// Creates the install base: private (0700) for a user install, as it is the data directory.
