@@ -170,6 +170,45 @@ fn hosts_sharing_a_data_directory_keep_their_own_records() {
     assert_ok(&machine.doctor(&["--browser", "chromium"]), "doctor of the default host");
 }
 
+/// Installs and uninstalls of one host take turns: while another holds the host's lock file (here
+/// the test, standing in for an install half done), an install says it waits, writes nothing, and
+/// finishes once the lock is let go, so no id of either is lost.
+#[test]
+fn an_install_waits_for_the_one_holding_the_lock() {
+    use std::io::BufRead;
+    let machine = Machine::new();
+    std::fs::create_dir(machine.data()).unwrap();
+    let lock_path = machine.data().join("install.lock");
+    let held = std::fs::File::create(&lock_path).unwrap();
+    held.lock().unwrap();
+
+    let mut install = machine
+        .command(common::binary())
+        .args(["install", "--browser", "chromium", "--extension-id", A])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(install.stdout.take().unwrap()).lines();
+    let first = lines.next().expect("install says it waits").unwrap();
+    assert_eq!(
+        first,
+        format!(
+            "waiting for another install or uninstall of com.browserx.llm_cache to finish (it holds {})",
+            lock_path.display()
+        )
+    );
+    // It waits before reading the record: nothing is written while the lock is held.
+    assert!(!machine.data().join("install.json").exists() && !machine.chromium_manifest().exists());
+
+    drop(held);
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    assert!(install.wait().unwrap().success(), "{rest:?}");
+    assert!(rest.iter().any(|line| line.starts_with("Installed.")), "{rest:?}");
+    assert_eq!(read_json(&machine.chromium_manifest())["allowed_origins"], json!([origin(A)]));
+    assert_ok(&machine.run(&["uninstall"]), "uninstall");
+    assert!(!lock_path.exists(), "uninstall takes its lock file with it");
+}
+
 /// A package's install, as scripts/release.sh builds it: the binary (here the one under test, standing
 /// in for /usr/bin/llm-cache-host) and every browser's system-wide manifest allowing the developer's
 /// ids, written by `manifest --root` under the machine's system root.

@@ -14,7 +14,8 @@ use super::browsers::{Family, Location, Platform, Scope};
 use super::manifest::{DEFAULT_EXTENSION_ID, DEFAULT_FIREFOX_EXTENSION_ID, HostManifest};
 use super::record::Record;
 use super::{
-    Failure, Selection, Target, create_dirs, create_file, found_browsers, io_failure, layout, owner, registry, say,
+    Failure, InstallLock, Selection, Target, create_dirs, create_file, found_browsers, io_failure, layout, owner,
+    registry, say,
 };
 use crate::paths::{self, Os};
 
@@ -41,6 +42,9 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
         say(out, format!("NOTE {warning}"));
     }
 
+    let mut created = Vec::new();
+    prepare_base(&base, selection.scope, &mut created)?;
+    let _lock = InstallLock::take(&base, platform, selection.scope, out)?;
     let mut record = match Record::load(&record_path) {
         Ok(Some(record)) if record.scope == selection.scope => record,
         Ok(_) => Record::new(selection.scope),
@@ -64,7 +68,7 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
         }
     }
     record.set_allowed(&allowed);
-    prepare_base(&base, selection.scope, &mut record)?;
+    created.into_iter().for_each(|dir| record.add_created_dir(dir));
     copy_binary(&binary, layout::dir_mode(selection.scope), &mut record)?;
     // Record as we go: a failure later leaves a record that still covers what was written.
     record.save(&record_path).map_err(io_failure("write", &record_path))?;
@@ -287,13 +291,12 @@ fn other_on_path(platform: &Platform, name: &str, link_dir: &Path, binary: &Path
 }
 
 /// Creates the install base: private (0700) for a user install, as it is the data directory.
-fn prepare_base(base: &Path, scope: Scope, record: &mut Record) -> Result<(), Failure> {
-    let mut created = Vec::new();
-    create_dirs(base, layout::dir_mode(scope), &mut created).map_err(io_failure("create", base))?;
+/// Notes the folders it made in `created`, for the record.
+fn prepare_base(base: &Path, scope: Scope, created: &mut Vec<PathBuf>) -> Result<(), Failure> {
+    create_dirs(base, layout::dir_mode(scope), created).map_err(io_failure("create", base))?;
     if scope == Scope::User {
         paths::create_private_dir(base).map_err(io_failure("create", base))?;
     }
-    created.into_iter().for_each(|dir| record.add_created_dir(dir));
     Ok(())
 }
 

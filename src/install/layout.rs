@@ -105,6 +105,12 @@ pub fn record_in(base: &Path, host: &HostName) -> PathBuf {
     base.join(own_file(base, host, "json"))
 }
 
+/// The lock file `install` and `uninstall` of `host` hold in the install base `base` while they run,
+/// named as [`record_in`] names the record: `install.lock`, or `install.<host name>.lock`.
+pub fn lock_in(base: &Path, host: &HostName) -> PathBuf {
+    base.join(own_file(base, host, "lock"))
+}
+
 /// `install.<extension>` in a base of `host`'s own, else `install.<host name>.<extension>`.
 fn own_file(base: &Path, host: &HostName, extension: &str) -> String {
     let own = host.is_default() || base.file_name().is_some_and(|name| name == host.folder());

@@ -268,6 +268,75 @@ pub fn sandbox_warnings(selection: &Selection, targets: &[Target], found: &[(Bro
         .collect()
 }
 
+/// The lock one host's `install` or `uninstall` holds while it runs (see [`layout::lock_in`]), so
+/// that two at once can't both read the record, each add an id, and one write over the other's.
+/// It is released when dropped.
+pub struct InstallLock {
+    /// The open lock file; the lock lasts as long as it is open.
+    file: File,
+    /// Where it is, for [`InstallLock::remove`].
+    path: PathBuf,
+}
+
+impl InstallLock {
+    /// Takes the lock of `platform`'s host in the install base `base` (which must exist), waiting for
+    /// another install or uninstall that holds it, and saying so on `out`.
+    ///
+    /// # Errors
+    /// When the lock file can't be opened or locked.
+    pub fn take(base: &Path, platform: &Platform, scope: Scope, out: &mut dyn Write) -> Result<InstallLock, Failure> {
+        let path = layout::lock_in(base, &platform.host);
+        loop {
+            let mut options = OpenOptions::new();
+            options.read(true).write(true).create(true).truncate(false);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, layout::record_mode(scope));
+            let file = options.open(&path).map_err(io_failure("open", &path))?;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    say(
+                        out,
+                        format!(
+                            "waiting for another install or uninstall of {} to finish (it holds {})",
+                            platform.host,
+                            path.display()
+                        ),
+                    );
+                    file.lock().map_err(io_failure("lock", &path))?;
+                }
+                Err(std::fs::TryLockError::Error(error)) => return Err(io_failure("lock", &path)(error)),
+            }
+            // An uninstall removes the lock file as it finishes; a lock on a file no longer at the path
+            // guards nothing, so the next one is taken on the file there now.
+            if is_at(&file, &path) {
+                return Ok(InstallLock { file, path });
+            }
+        }
+    }
+
+    /// Removes the lock file while still holding the lock: for an uninstall that removes its folder.
+    pub fn remove(self) {
+        let _ = std::fs::remove_file(&self.path);
+        drop(self.file);
+    }
+}
+
+/// Whether the open `file` is the one at `path`.
+fn is_at(file: &File, path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let (Ok(open), Ok(there)) = (file.metadata(), std::fs::metadata(path)) else { return false };
+        (open.dev(), open.ino()) == (there.dev(), there.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file;
+        path.exists()
+    }
+}
+
 /// A set-up command that couldn't finish, with the sentence that says why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure(pub String);

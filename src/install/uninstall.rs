@@ -15,7 +15,7 @@ use super::browsers::{Location, Platform, Scope};
 use super::install::{allowed_phrase, write_target};
 use super::manifest::HostManifest;
 use super::record::Record;
-use super::{Failure, layout, registry, say};
+use super::{Failure, InstallLock, layout, registry, say};
 use crate::host_name::HostName;
 use crate::paths::Os;
 
@@ -35,16 +35,41 @@ pub fn uninstall(
 ) -> Result<(), Failure> {
     let base = std::path::absolute(layout::install_base(scope, platform)?)
         .map_err(|e| Failure(format!("no install folder: {e}")))?;
-    let record_path = layout::record_in(&base, &platform.host);
+    // With no install folder there is no install to guard, and none is made just for the lock.
+    let mut lock = if base.is_dir() { Some(InstallLock::take(&base, platform, scope, out)?) } else { None };
+    let result = remove_install(scope, purge, only, platform, &base, &mut lock, out);
+    release(&mut lock);
+    result
+}
+
+/// Removes the lock file, still held, so that a folder it is in can go.
+fn release(lock: &mut Option<InstallLock>) {
+    if let Some(lock) = lock.take() {
+        lock.remove();
+    }
+}
+
+/// [`uninstall`] for the install in `base`, holding `lock`.
+fn remove_install(
+    scope: Scope,
+    purge: bool,
+    only: &Allowed,
+    platform: &Platform,
+    base: &Path,
+    lock: &mut Option<InstallLock>,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    let record_path = layout::record_in(base, &platform.host);
     let mut record = match Record::load(&record_path) {
         Ok(Some(record)) => record,
         // Without a record, this host's files where install puts them are still this host's to remove.
         loaded => {
-            let recovered = Record::recovered(scope, platform, &base);
+            let recovered = Record::recovered(scope, platform, base);
             let why = match loaded {
                 Err(error) => error.to_string(),
                 _ if recovered.is_empty() => {
                     say(out, format!("Nothing to uninstall: there is no install record at {}.", record_path.display()));
+                    release(lock);
                     return data_left(purge, platform, &platform.host.command(), out);
                 }
                 _ => format!("there is no install record at {}", record_path.display()),
@@ -55,13 +80,13 @@ pub fn uninstall(
     };
     // The record is the one of the scope asked for, wherever its file says otherwise.
     record.scope = scope;
-    for stray in record.keep_own(platform, &base) {
+    for stray in record.keep_own(platform, base) {
         say(out, format!("NOTE left {stray} alone: the install record names it, but it is none of this host's files"));
     }
     if !only.is_empty() {
         let left = without(&record, only)?;
         if !left.is_empty() {
-            return narrow(&mut record, &record_path, &left, platform, out);
+            return narrow(&mut record, &record_path, &left, platform, lock, out);
         }
         say(
             out,
@@ -113,6 +138,7 @@ pub fn uninstall(
     }
     if failures.is_empty() {
         remove_file(&record_path).map_err(|e| Failure(format!("can't remove {}: {e}", record_path.display())))?;
+        release(lock);
         // Innermost first; a folder that has anything else in it now is not ours to remove.
         let mut dirs = std::mem::take(&mut record.created_dirs);
         dirs.sort_by_key(|dir| std::cmp::Reverse(dir.components().count()));
@@ -184,6 +210,7 @@ fn narrow(
     record_path: &Path,
     left: &Allowed,
     platform: &Platform,
+    lock: &mut Option<InstallLock>,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     let base = record_path.parent().expect("the record is in the install base");
@@ -191,7 +218,7 @@ fn narrow(
     if record.entries.iter().all(|target| left.of(target.family).is_empty()) {
         // Only extensions of a family with no manifest here are left: nothing would let them in.
         say(out, "NOTE no manifest of this install would allow an extension any more: the whole install goes");
-        return uninstall(record.scope, false, &Allowed::default(), platform, out);
+        return remove_install(record.scope, false, &Allowed::default(), platform, base, lock, out);
     }
     let mut failures = 0;
     for target in std::mem::take(&mut record.entries) {
