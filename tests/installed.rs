@@ -392,3 +392,78 @@ fn uninstall_names_the_command_that_remains() {
     );
     assert!(!run.stdout.contains("command went with it"), "{}", run.stdout);
 }
+
+/// A .deb owning a manifest, installed by dpkg for this test and purged after it (also when the test
+/// fails), with the system install and its files it runs beside.
+struct OwnedManifest {
+    package: &'static str,
+    host: &'static str,
+}
+
+impl Drop for OwnedManifest {
+    fn drop(&mut self) {
+        let machine = Machine::new();
+        let _ = machine.run(&["uninstall", "--system", "--host-name", self.host]);
+        let _ = Command::new("dpkg").args(["--purge", self.package]).output();
+        let _ = std::fs::remove_dir_all(format!("/usr/local/lib/{}", self.host));
+    }
+}
+
+/// install --system beside a package that owns one of its manifests leaves that file to the package,
+/// and uninstall --system never deletes it, even when the record lists it: dpkg -V still finds the
+/// package whole. Runs as root with dpkg (the CI machine); elsewhere it says why it doesn't.
+#[test]
+fn a_system_install_never_takes_over_a_packages_manifest() {
+    let root = Command::new("id").arg("-u").output().is_ok_and(|out| out.stdout == b"0\n");
+    if !root || Command::new("dpkg-deb").arg("--version").output().is_err() {
+        eprintln!("skipped: needs root and dpkg");
+        return;
+    }
+    const HOST: &str = "org.llm_cache_test.owned_manifest";
+    let owned = OwnedManifest { package: "llm-cache-test-owned-manifest", host: HOST };
+    let machine = Machine::new();
+    let staged = machine.tmp.path().join("deb");
+    let manifest = PathBuf::from(format!("/etc/chromium/native-messaging-hosts/{HOST}.json"));
+    let text = format!("{{\"name\": \"{HOST}\", \"path\": \"/usr/bin/owned-manifest\"}}\n");
+    std::fs::create_dir_all(staged.join("DEBIAN")).unwrap();
+    std::fs::create_dir_all(staged.join("etc/chromium/native-messaging-hosts")).unwrap();
+    std::fs::write(staged.join(manifest.strip_prefix("/").unwrap()), &text).unwrap();
+    std::fs::write(
+        staged.join("DEBIAN/control"),
+        format!(
+            "Package: {}\nVersion: 1.0\nArchitecture: all\nMaintainer: Test <t@example.org>\nDescription: test\n",
+            owned.package
+        ),
+    )
+    .unwrap();
+    let deb = machine.tmp.path().join("owned.deb");
+    let built = Command::new("dpkg-deb").args(["--build", "--root-owner-group"]).arg(&staged).arg(&deb).output();
+    assert!(built.unwrap().status.success());
+    assert!(Command::new("dpkg").arg("-i").arg(&deb).output().unwrap().status.success());
+    let verified = || Command::new("dpkg").args(["-V", owned.package]).output().unwrap();
+
+    let install = ["install", "--system", "--host-name", HOST, "--browser", "chromium", "--browser", "chrome"];
+    let run = machine.run(&[&install[..], &["--extension-id", A]].concat());
+    assert_ok(&run, "install --system");
+    let note = format!("NOTE chromium: left {} alone: package {} owns it", manifest.display(), owned.package);
+    assert!(run.stdout.contains(&note), "{}", run.stdout);
+    assert_eq!(std::fs::read_to_string(&manifest).unwrap(), text);
+    let chrome = PathBuf::from(format!("/etc/opt/chrome/native-messaging-hosts/{HOST}.json"));
+    assert_eq!(read_json(&chrome)["allowed_origins"], json!([origin(A)]), "chrome's is written");
+
+    // A record that lists the package's manifest (as one written before this fix would) changes nothing.
+    let record_path = PathBuf::from(format!("/usr/local/lib/{HOST}/install.json"));
+    let mut record = read_json(&record_path);
+    let mut entry = record["entries"][0].clone();
+    entry["location"]["file"]["manifest"] = json!(manifest);
+    (entry["label"], entry["browsers"]) = (json!("chromium"), json!(["chromium"]));
+    record["entries"].as_array_mut().unwrap().push(entry);
+    std::fs::write(&record_path, record.to_string()).unwrap();
+    let run = machine.run(&["uninstall", "--system", "--host-name", HOST]);
+    assert_ok(&run, "uninstall --system");
+    assert!(run.stdout.contains(&note), "{}", run.stdout);
+    assert!(!chrome.exists(), "{}", run.stdout);
+    assert_eq!(std::fs::read_to_string(&manifest).unwrap(), text);
+    let check = verified();
+    assert!(check.status.success() && check.stdout.is_empty(), "{}", String::from_utf8_lossy(&check.stdout));
+}

@@ -78,6 +78,10 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
     record.save(&record_path).map_err(io_failure("write", &record_path))?;
 
     for target in &targets {
+        if let Some(package) = package_owner(target, selection.scope, platform.os) {
+            say(out, format!("NOTE {}: left {} alone: package {package} owns it", target.label, target.location));
+            continue;
+        }
         let manifest = HostManifest::new(&platform.host, target.family, &binary, &allowed.chrome, &allowed.firefox);
         let written = write_target(target, &manifest, selection.scope, platform.os, &mut record);
         record.save(&record_path).map_err(io_failure("write", &record_path))?;
@@ -288,6 +292,12 @@ fn other_on_path(platform: &Platform, name: &str, link_dir: &Path, binary: &Path
         .filter(|dir| dir != link_dir)
         .map(|dir| dir.join(name))
         .find(|candidate| candidate.is_file() && (ours.is_none() || candidate.canonicalize().ok() != ours))
+}
+
+/// The Debian package that owns the manifest of a system `target`, which a system install leaves to
+/// it: the package's own manifest already serves those browsers, and dpkg must find it as installed.
+pub(super) fn package_owner(target: &Target, scope: Scope, os: Os) -> Option<String> {
+    (scope == Scope::System && os == Os::Linux).then(|| super::dpkg::owner(target.location.manifest())).flatten()
 }
 
 /// Creates the install base: private (0700) for a user install, as it is the data directory.

@@ -15,12 +15,14 @@
 //! - [`install`], [`uninstall`]: writing and removing a registration.
 //! - [`owner`]: who else could change what `install` writes: the refusal to write a user install into
 //!   someone else's folders, and the warnings about folders on the way that others can write.
+//! - [`dpkg`]: which files a Debian package owns, which a system install never takes over.
 //! - [`policy`]: enterprise policies that block hosts.
 //! - [`registry`]: the Windows registry through `reg.exe`.
 //! - `windows` (Windows only): removing the running binary, and telling a double-click's console.
 
 pub mod allowed;
 pub mod browsers;
+pub mod dpkg;
 #[allow(clippy::module_inception)] // `install::install` is the `install` command, beside `uninstall`.
 pub mod install;
 pub mod layout;

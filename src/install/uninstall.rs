@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::allowed::Allowed;
 use super::browsers::{Location, Platform, Scope};
-use super::install::{allowed_phrase, write_target};
+use super::install::{allowed_phrase, package_owner, write_target};
 use super::manifest::HostManifest;
 use super::record::Record;
 use super::{Failure, InstallLock, layout, registry, say};
@@ -94,6 +94,11 @@ fn remove_install(
         );
     }
     let mut failures = Vec::new();
+    record.entries.retain(|target| {
+        let Some(package) = package_owner(target, scope, platform.os) else { return true };
+        say(out, format!("NOTE {}: left {} alone: package {package} owns it", target.label, target.location));
+        false
+    });
     record.entries.retain(|target| match remove_target(&target.location, platform.os) {
         Ok(()) => {
             say(out, format!("OK   {}: removed {}", target.label, target.location));
@@ -222,6 +227,10 @@ fn narrow(
     }
     let mut failures = 0;
     for target in std::mem::take(&mut record.entries) {
+        if let Some(package) = package_owner(&target, record.scope, platform.os) {
+            say(out, format!("NOTE {}: left {} alone: package {package} owns it", target.label, target.location));
+            continue;
+        }
         if left.of(target.family).is_empty() {
             match remove_target(&target.location, platform.os) {
                 Ok(()) => say(out, format!("OK   {}: removed {}", target.label, target.location)),
