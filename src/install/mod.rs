@@ -294,20 +294,16 @@ impl InstallLock {
             #[cfg(unix)]
             std::os::unix::fs::OpenOptionsExt::mode(&mut options, layout::record_mode(scope));
             let file = options.open(&path).map_err(io_failure("open", &path))?;
-            match file.try_lock() {
-                Ok(()) => {}
-                Err(std::fs::TryLockError::WouldBlock) => {
-                    say(
-                        out,
-                        format!(
-                            "waiting for another install or uninstall of {} to finish (it holds {})",
-                            platform.host,
-                            path.display()
-                        ),
-                    );
-                    file.lock().map_err(io_failure("lock", &path))?;
-                }
-                Err(std::fs::TryLockError::Error(error)) => return Err(io_failure("lock", &path)(error)),
+            if !lock_file(&file, false).map_err(io_failure("lock", &path))? {
+                say(
+                    out,
+                    format!(
+                        "waiting for another install or uninstall of {} to finish (it holds {})",
+                        platform.host,
+                        path.display()
+                    ),
+                );
+                lock_file(&file, true).map_err(io_failure("lock", &path))?;
             }
             // An uninstall removes the lock file as it finishes; a lock on a file no longer at the path
             // guards nothing, so the next one is taken on the file there now.
@@ -321,6 +317,34 @@ impl InstallLock {
     pub fn remove(self) {
         let _ = std::fs::remove_file(&self.path);
         drop(self.file);
+    }
+}
+
+/// Takes an exclusive lock on `file` (`flock`, which the kernel lets go when the file is closed or
+/// the process ends, however it ends), waiting for it when `wait`; tells whether it was taken. Windows
+/// installs take no lock: `std`'s `File::lock` would, but it is newer than the Rust this builds with.
+fn lock_file(file: &File, wait: bool) -> io::Result<bool> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        let operation = if wait { libc::LOCK_EX } else { libc::LOCK_EX | libc::LOCK_NB };
+        loop {
+            // SAFETY: flock only reads the descriptor, which `file` keeps open for the call.
+            if unsafe { libc::flock(file.as_raw_fd(), operation) } == 0 {
+                return Ok(true);
+            }
+            let error = io::Error::last_os_error();
+            match error.kind() {
+                io::ErrorKind::Interrupted => continue,
+                io::ErrorKind::WouldBlock if !wait => return Ok(false),
+                _ => return Err(error),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, wait);
+        Ok(true)
     }
 }
 
