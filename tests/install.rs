@@ -830,3 +830,119 @@ fn folders_of_another_user_are_named() {
         )]
     );
 }
+
+/// The install record is only a list of what install wrote: one edited to name any other file (the
+/// user's ~/.bashrc, another host's manifest, a binary outside the install) makes install and
+/// uninstall leave that file alone and say so; this host's own files are still written and removed.
+#[test]
+fn a_record_naming_other_files_is_not_obeyed() {
+    let machine = Machine::new();
+    assert_ok(&machine.run(&["install", "--browser", "chromium"]), "install");
+    let bashrc = machine.home().join(".bashrc");
+    let profile = machine.home().join(".profile");
+    let other = machine.home().join(".config/chromium/NativeMessagingHosts/org.other.host.json");
+    for file in [&bashrc, &profile, &other] {
+        std::fs::write(file, "keep me\n").unwrap();
+    }
+    let record_path = machine.data().join("install.json");
+    let mut record = read_json(&record_path);
+    let own = record["entries"][0].clone();
+    for file in [&bashrc, &other] {
+        let mut entry = own.clone();
+        entry["location"]["file"]["manifest"] = json!(file);
+        record["entries"].as_array_mut().unwrap().push(entry);
+    }
+    record["binary"] = json!(profile);
+    std::fs::write(&record_path, record.to_string()).unwrap();
+
+    let run = machine.run(&["install", "--browser", "chromium"]);
+    assert_ok(&run, "install again");
+    for file in [&bashrc, &profile, &other] {
+        assert!(
+            run.stdout.contains(&format!("NOTE left {} alone: the install record names it", file.display())),
+            "{}",
+            run.stdout
+        );
+        assert_eq!(std::fs::read_to_string(file).unwrap(), "keep me\n", "{}", file.display());
+    }
+    // install wrote the record again without them: put them back for uninstall.
+    std::fs::write(&record_path, record.to_string()).unwrap();
+    let run = machine.run(&["uninstall"]);
+    assert_ok(&run, "uninstall");
+    for file in [&bashrc, &profile, &other] {
+        assert_eq!(std::fs::read_to_string(file).unwrap(), "keep me\n", "{}", file.display());
+    }
+    assert!(!machine.chromium_manifest().exists(), "this host's own manifest goes:\n{}", run.stdout);
+}
+
+/// An install record that isn't JSON stops nothing: doctor checks the manifests where browsers look,
+/// install writes a new record keeping this host's manifests, and uninstall removes this host's files
+/// found where install puts them, each saying the record was unreadable. So does uninstall when the
+/// record was deleted.
+#[test]
+fn an_unreadable_or_missing_record_stops_nothing() {
+    let machine = Machine::new();
+    let record = machine.data().join("install.json");
+    assert_ok(&machine.run(&["install", "--browser", "chromium"]), "install");
+    std::fs::write(&record, "not json").unwrap();
+    let unreadable = format!("{} is not an install record", record.display());
+
+    let run = machine.doctor(&["--browser", "chromium"]);
+    assert!(run.stdout.contains(&format!("WARN {unreadable}")), "{}", run.stdout);
+    assert!(run.stdout.contains("OK   chromium: host "), "{}", run.stdout);
+    let run = machine.run(&["install", "--browser", "firefox"]);
+    assert_ok(&run, "install over an unreadable record");
+    assert!(run.stdout.contains(&format!("NOTE {unreadable}")), "{}", run.stdout);
+    let entries = read_json(&record)["entries"].as_array().unwrap().len();
+    assert_eq!(entries, 2, "the chromium manifest found is kept beside firefox's");
+
+    std::fs::write(&record, "not json").unwrap();
+    let run = machine.run(&["uninstall"]);
+    assert_ok(&run, "uninstall with an unreadable record");
+    assert!(run.stdout.contains(&format!("NOTE {unreadable}")), "{}", run.stdout);
+    for gone in [machine.chromium_manifest(), machine.firefox_manifest(), machine.installed_binary(), record.clone()] {
+        assert!(!gone.exists(), "{} is left:\n{}", gone.display(), run.stdout);
+    }
+
+    assert_ok(&machine.run(&["install", "--browser", "chromium"]), "install");
+    std::fs::remove_file(&record).unwrap();
+    let run = machine.run(&["uninstall"]);
+    assert_ok(&run, "uninstall with no record");
+    assert!(run.stdout.contains("NOTE there is no install record at "), "{}", run.stdout);
+    assert!(!machine.chromium_manifest().exists() && !machine.installed_binary().exists(), "{}", run.stdout);
+}
+
+/// A host whose command is another program's name (`com.example.ls`, command `ls`) never shadows
+/// that program: install makes no ~/.local/bin/ls, says why, and the full command it prints works.
+#[test]
+fn a_command_named_like_another_program_is_not_linked() {
+    let machine = Machine::new();
+    let bin = machine.home().join(".local/bin");
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let output = machine
+        .command(common::binary())
+        .args(["install", "--host-name", "com.example.ls", "--browser", "chromium"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{stdout}");
+    assert!(std::fs::symlink_metadata(bin.join("ls")).is_err(), "no link hides ls:\n{stdout}");
+    let binary = machine.data().join("bin/com.example.ls");
+    let full = format!("{} doctor", binary.display());
+    let other = if Path::new("/usr/bin/ls").is_file() { "/usr/bin/ls" } else { "/bin/ls" };
+    assert!(
+        stdout.contains(&format!(
+            "NOTE no `ls` command: {other} is on your PATH under that name, and a link in {} would stand in for it, \
+             so type the command in full: {full}",
+            bin.display()
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains(&format!("Installed. `{full}` checks")), "{stdout}");
+    // The copy is named after its host, so it knows which one it is.
+    let root = machine.policy_root();
+    let doctor =
+        machine.run_program(&binary, &["doctor", "--browser", "chromium", "--policy-root", root.to_str().unwrap()]);
+    assert_ok(&doctor, "the full command");
+}

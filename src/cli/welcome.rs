@@ -56,7 +56,7 @@ pub fn installed(platform: &Platform) -> Vec<Installed> {
     let Ok((mut user, system)) = install::registered_targets(&Browser::ALL, platform, user_base.as_deref()) else {
         return Vec::new();
     };
-    let record = user_base.and_then(|base| Record::load(&layout::record_in(&base)).ok().flatten());
+    let record = user_base.and_then(|base| Record::load(&layout::record_in(&base, &platform.host)).ok().flatten());
     for entry in record.into_iter().flat_map(|record| record.entries) {
         if install::registered(&entry.location, platform.os) {
             install::push_target(&mut user, entry);

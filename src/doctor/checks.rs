@@ -25,11 +25,12 @@ use crate::paths::{self, Os};
 /// Runs every check of `options` on `platform` and returns what they found.
 ///
 /// # Errors
-/// Only when there is nothing to check against (no HOME, an unreadable install record).
+/// Only when there is nothing to check against (no HOME).
 pub fn run(options: &DoctorOptions, platform: &Platform) -> Result<Findings, Failure> {
     let selection = &options.selection;
     let found = found_browsers(platform);
-    let Places { places, left_out, system_wide, mut installed } = doctor_places(selection, platform, &found)?;
+    let Places { places, left_out, system_wide, mut installed, unreadable } =
+        doctor_places(selection, platform, &found)?;
     let targets: Vec<Target> = places.iter().map(|place| place.target.clone()).collect();
     let mut sheet = Sheet { findings: Vec::new(), part: Part::Overall };
     // The extensions asked about join those installed in every remedy.
@@ -39,6 +40,12 @@ pub fn run(options: &DoctorOptions, platform: &Platform) -> Result<Findings, Fai
 
     for warning in install::sandbox_warnings(selection, &targets, &found) {
         sheet.note(warning);
+    }
+    for why in unreadable {
+        sheet.warn(format!(
+            "{why}: these checks find the manifests where browsers look, as uninstall finds this host's files, and \
+             the next install writes a new record"
+        ));
     }
     // Say what is checked, so that "all passed" can't be read as "every profile works". The short
     // report says it with its one line per browser or profile instead.
@@ -240,9 +247,18 @@ fn doctor_places(
         )
     };
     let system_base = install::system_base(platform)?;
-    let load = |base: &Path| Record::load(&layout::record_in(base)).map_err(|e| Failure(e.to_string()));
-    let user_record = user_base.as_deref().map(load).transpose()?.flatten();
-    let system_record = load(&system_base)?;
+    // A record that can't be read is no reason to stop: the manifests are checked where browsers
+    // look for them all the same, and the report says the record was unreadable.
+    let mut unreadable = Vec::new();
+    let mut load = |base: &Path| match Record::load(&layout::record_in(base, &platform.host)) {
+        Ok(record) => record,
+        Err(error) => {
+            unreadable.push(error.to_string());
+            None
+        }
+    };
+    let user_record = user_base.as_deref().and_then(&mut load);
+    let system_record = load(&system_base);
 
     // Everything registered here, whichever browsers are asked about: what the remedies keep.
     let (all_user, all_system) = install::registered_targets(&Browser::ALL, platform, user_base.as_deref())?;
@@ -331,7 +347,7 @@ fn doctor_places(
         target.label = format!("{} (system)", target.label);
         places.push(Place { target, system: true, recorded });
     }
-    Ok(Places { places, left_out, system_wide, installed })
+    Ok(Places { places, left_out, system_wide, installed, unreadable })
 }
 
 /// What [`doctor_places`] found to check.
@@ -345,6 +361,8 @@ struct Places {
     /// The extensions the install records and the manifests registered here allow (with `--system`,
     /// the system-wide ones'): what every remedy keeps.
     installed: Allowed,
+    /// Why each install record that couldn't be read couldn't.
+    unreadable: Vec<String>,
 }
 
 /// The warnings for this user's manifests that hide a system-wide one: the browser reads this user's

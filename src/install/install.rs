@@ -14,7 +14,8 @@ use super::browsers::{Family, Location, Platform, Scope};
 use super::manifest::{DEFAULT_EXTENSION_ID, DEFAULT_FIREFOX_EXTENSION_ID, HostManifest};
 use super::record::Record;
 use super::{
-    Failure, Selection, Target, create_dirs, create_file, found_browsers, io_failure, layout, owner, registry, say,
+    Failure, InstallLock, Selection, Target, create_dirs, create_file, found_browsers, io_failure, layout, owner,
+    registry, say,
 };
 use crate::paths::{self, Os};
 
@@ -27,9 +28,10 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
     let base = std::path::absolute(layout::install_base(selection.scope, platform)?)
         .map_err(|e| Failure(format!("no install folder: {e}")))?;
     let binary = layout::binary_in(&base, platform);
-    let record_path = layout::record_in(&base);
+    let record_path = layout::record_in(&base, &platform.host);
     let found = found_browsers(platform);
     let targets = super::selected_targets(selection, platform, &base, &found)?;
+    let targets_before = targets.clone();
 
     if selection.scope == Scope::User {
         let mut paths: Vec<&Path> = vec![&base, &binary, &record_path];
@@ -40,14 +42,33 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
         say(out, format!("NOTE {warning}"));
     }
 
+    let mut created = Vec::new();
+    prepare_base(&base, selection.scope, &mut created)?;
+    let _lock = InstallLock::take(&base, platform, selection.scope, out)?;
     let mut record = match Record::load(&record_path) {
         Ok(Some(record)) if record.scope == selection.scope => record,
         Ok(_) => Record::new(selection.scope),
-        Err(error) => return Err(Failure(error.to_string())),
+        Err(error) => {
+            say(
+                out,
+                format!(
+                    "NOTE {error}: install writes a new one, keeping this host's manifests found where it puts them"
+                ),
+            );
+            Record::recovered(selection.scope, platform, &base)
+        }
     };
-    let (targets, allowed) = with_what_is_there(&targets, &record, selection);
+    for stray in record.keep_own(platform, &base) {
+        say(out, format!("NOTE left {stray} alone: the install record names it, but it is none of this host's files"));
+    }
+    let (targets, allowed) = with_what_is_there(&targets, &record, selection)?;
+    for family in [Family::Chromium, Family::Firefox] {
+        if allowed.of(family).is_empty() && targets_before.iter().any(|target| target.family == family) {
+            say(out, format!("NOTE {}", unregistered(family)));
+        }
+    }
     record.set_allowed(&allowed);
-    prepare_base(&base, selection.scope, &mut record)?;
+    created.into_iter().for_each(|dir| record.add_created_dir(dir));
     copy_binary(&binary, layout::dir_mode(selection.scope), &mut record)?;
     // Record as we go: a failure later leaves a record that still covers what was written.
     record.save(&record_path).map_err(io_failure("write", &record_path))?;
@@ -57,6 +78,10 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
     record.save(&record_path).map_err(io_failure("write", &record_path))?;
 
     for target in &targets {
+        if let Some(package) = package_owner(target, selection.scope, platform.os) {
+            say(out, format!("NOTE {}: left {} alone: package {package} owns it", target.label, target.location));
+            continue;
+        }
         let manifest = HostManifest::new(&platform.host, target.family, &binary, &allowed.chrome, &allowed.firefox);
         let written = write_target(target, &manifest, selection.scope, platform.os, &mut record);
         record.save(&record_path).map_err(io_failure("write", &record_path))?;
@@ -78,8 +103,18 @@ pub fn install(selection: &Selection, platform: &Platform, out: &mut dyn Write) 
 
 /// The targets to write and the ids they allow: the selected targets and the record's other
 /// manifests still there (one removed by hand stays removed); the ids given, those the record lists
-/// and those the manifests at these locations allow already; for a family with none, the demo's.
-fn with_what_is_there(selected: &[Target], record: &Record, selection: &Selection) -> (Vec<Target>, Allowed) {
+/// and those the manifests at these locations allow already. With no id but the demo's given or
+/// allowed before, a family's manifests allow the demo extension's; otherwise a family with no id of
+/// the user's is left out, as no extension of it could use the host.
+///
+/// # Errors
+/// When a browser asked for by name (`--browser`, or `--user-data-dir` for a Chromium) would be left
+/// out that way: saying so beats an install that quietly skips it.
+fn with_what_is_there(
+    selected: &[Target],
+    record: &Record,
+    selection: &Selection,
+) -> Result<(Vec<Target>, Allowed), Failure> {
     let mut targets = selected.to_vec();
     for entry in &record.entries {
         if entry.location.manifest().exists() {
@@ -94,13 +129,54 @@ fn with_what_is_there(selected: &[Target], record: &Record, selection: &Selectio
     }
     allowed.add(&Allowed { chrome: selection.extension_ids.clone(), firefox: selection.firefox_extension_ids.clone() });
     let writes = |family: Family| targets.iter().any(|target| target.family == family);
-    if allowed.chrome.is_empty() && writes(Family::Chromium) {
-        allowed.chrome.push(DEFAULT_EXTENSION_ID.to_owned());
+    // An install of the demo's (nothing but the demo's ids, or none) stays one in every browser.
+    let demo_only = allowed.chrome.iter().all(|id| id == DEFAULT_EXTENSION_ID)
+        && allowed.firefox.iter().all(|id| id == DEFAULT_FIREFOX_EXTENSION_ID);
+    if demo_only {
+        if allowed.chrome.is_empty() && writes(Family::Chromium) {
+            allowed.chrome.push(DEFAULT_EXTENSION_ID.to_owned());
+        }
+        if allowed.firefox.is_empty() && writes(Family::Firefox) {
+            allowed.firefox.push(DEFAULT_FIREFOX_EXTENSION_ID.to_owned());
+        }
+        return Ok((targets, allowed));
     }
-    if allowed.firefox.is_empty() && writes(Family::Firefox) {
-        allowed.firefox.push(DEFAULT_FIREFOX_EXTENSION_ID.to_owned());
+    let named = |target: &Target| {
+        target.browsers.iter().any(|browser| selection.browsers.contains(browser)) || target.browsers.is_empty()
+    };
+    if let Some(target) = targets.iter().find(|target| allowed.of(target.family).is_empty() && named(target)) {
+        let (id, flag) = missing_id(target.family);
+        return Err(Failure(format!(
+            "{}: no {id} is given or allowed for it: add {flag}, or leave it out (nothing was changed)",
+            target.label
+        )));
     }
-    (targets, allowed)
+    targets.retain(|target| !allowed.of(target.family).is_empty());
+    if targets.is_empty() {
+        return Err(Failure(format!(
+            "no browser found here reads {}s: name one with --browser (nothing was changed)",
+            if allowed.chrome.is_empty() { "Firefox add-on" } else { "Chrome extension" }
+        )));
+    }
+    Ok((targets, allowed))
+}
+
+/// What a family's manifests allow, and the flag that names one.
+fn missing_id(family: Family) -> (&'static str, &'static str) {
+    match family {
+        Family::Chromium => ("Chrome extension id", "--extension-id ID"),
+        Family::Firefox => ("Firefox add-on id", "--firefox-extension-id ID"),
+    }
+}
+
+/// Why a family's browsers found here are left out of an install.
+fn unregistered(family: Family) -> String {
+    let (id, flag) = missing_id(family);
+    let browsers = match family {
+        Family::Chromium => "Chromium-family browsers are",
+        Family::Firefox => "Firefox is",
+    };
+    format!("{browsers} not registered: no {id} is given or allowed ({flag} registers it)")
 }
 
 /// The extensions an install allows, in words: "extension A, B; add-on X".
@@ -163,6 +239,18 @@ fn link_command(
             say(out, format!("NOTE left {} alone: it is not a link to this install", link.display()));
             return full;
         }
+        if let Some(other) = other_on_path(platform, &name, &dir, binary).filter(|_| !ours) {
+            say(
+                out,
+                format!(
+                    "NOTE no `{name}` command: {} is on your PATH under that name, and a link in {} would stand in \
+                     for it, so type the command in full: {full} doctor",
+                    other.display(),
+                    dir.display()
+                ),
+            );
+            return full;
+        }
         let mut created = Vec::new();
         if let Err(error) = create_dirs(&dir, layout::dir_mode(scope), &mut created)
             .and_then(|()| if ours { Ok(()) } else { std::os::unix::fs::symlink(binary, &link) })
@@ -193,14 +281,32 @@ fn link_command(
     }
 }
 
+/// Another program on PATH under the command's `name`, in a folder other than `link_dir`: a
+/// command link would hide it (or be hidden by it), so `install` makes none. This host's own binary
+/// reached another way doesn't count.
+#[cfg(unix)]
+fn other_on_path(platform: &Platform, name: &str, link_dir: &Path, binary: &Path) -> Option<PathBuf> {
+    let path = platform.var("PATH")?;
+    let ours = binary.canonicalize().ok();
+    std::env::split_paths(&path)
+        .filter(|dir| dir != link_dir)
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file() && (ours.is_none() || candidate.canonicalize().ok() != ours))
+}
+
+/// The Debian package that owns the manifest of a system `target`, which a system install leaves to
+/// it: the package's own manifest already serves those browsers, and dpkg must find it as installed.
+pub(super) fn package_owner(target: &Target, scope: Scope, os: Os) -> Option<String> {
+    (scope == Scope::System && os == Os::Linux).then(|| super::dpkg::owner(target.location.manifest())).flatten()
+}
+
 /// Creates the install base: private (0700) for a user install, as it is the data directory.
-fn prepare_base(base: &Path, scope: Scope, record: &mut Record) -> Result<(), Failure> {
-    let mut created = Vec::new();
-    create_dirs(base, layout::dir_mode(scope), &mut created).map_err(io_failure("create", base))?;
+/// Notes the folders it made in `created`, for the record.
+fn prepare_base(base: &Path, scope: Scope, created: &mut Vec<PathBuf>) -> Result<(), Failure> {
+    create_dirs(base, layout::dir_mode(scope), created).map_err(io_failure("create", base))?;
     if scope == Scope::User {
         paths::create_private_dir(base).map_err(io_failure("create", base))?;
     }
-    created.into_iter().for_each(|dir| record.add_created_dir(dir));
     Ok(())
 }
 

@@ -16,10 +16,8 @@
 use std::path::{Path, PathBuf};
 
 use super::browsers::{Platform, Scope, Unresolved};
+use crate::host_name::HostName;
 use crate::paths::Os;
-
-/// The install record's file name, in the install base.
-const RECORD_FILE: &str = "install.json";
 
 /// The Unix mode of every folder `install` creates: 0700 for a user install (what XDG asks of the
 /// folders it names, and all the person's browser and shell need), 0755 for a system one, whose
@@ -96,12 +94,27 @@ pub fn command_link(scope: Scope, platform: &Platform) -> Option<PathBuf> {
 /// # Errors
 /// As [`install_base`].
 pub fn record_path(scope: Scope, platform: &Platform) -> Result<PathBuf, Unresolved> {
-    Ok(record_in(&install_base(scope, platform)?))
+    Ok(record_in(&install_base(scope, platform)?, &platform.host))
 }
 
-/// The install record in the install base `base`.
-pub fn record_in(base: &Path) -> PathBuf {
-    base.join(RECORD_FILE)
+/// The install record of `host` in the install base `base`: `install.json` in a base of the host's
+/// own (named after it) and for the default host, `install.<host name>.json` for another host in a
+/// folder it may share (`LLM_CACHE_DIR`), so that one host's install never reads or rewrites
+/// another's record, and with it the other's manifests.
+pub fn record_in(base: &Path, host: &HostName) -> PathBuf {
+    base.join(own_file(base, host, "json"))
+}
+
+/// The lock file `install` and `uninstall` of `host` hold in the install base `base` while they run,
+/// named as [`record_in`] names the record: `install.lock`, or `install.<host name>.lock`.
+pub fn lock_in(base: &Path, host: &HostName) -> PathBuf {
+    base.join(own_file(base, host, "lock"))
+}
+
+/// `install.<extension>` in a base of `host`'s own, else `install.<host name>.<extension>`.
+fn own_file(base: &Path, host: &HostName, extension: &str) -> String {
+    let own = host.is_default() || base.file_name().is_some_and(|name| name == host.folder());
+    if own { format!("install.{extension}") } else { format!("install.{host}.{extension}") }
 }
 
 #[cfg(test)]
@@ -141,6 +154,12 @@ mod tests {
             let platform = platform.clone().with_host(mail.clone());
             assert_eq!(binary_path(scope, &platform).unwrap(), PathBuf::from(binary), "{:?} {scope:?}", platform.os);
         }
+        let shared = Platform::new(Os::Linux, &[("LLM_CACHE_DIR", "/d")]).with_host(mail.clone());
+        assert_eq!(record_path(Scope::User, &shared).unwrap(), PathBuf::from("/d/install.com.example.mail_cache.json"));
+        assert_eq!(
+            record_path(Scope::User, &linux.clone().with_host(mail.clone())).unwrap(),
+            PathBuf::from("/home/u/.local/share/com.example.mail_cache/install.json")
+        );
         let linux_mail = linux.clone().with_host(mail);
         assert_eq!(command_link(Scope::User, &linux_mail), Some("/home/u/.local/bin/mail-cache".into()));
         assert_eq!(command_link(Scope::User, &linux), Some("/home/u/.local/bin/llm-cache-host".into()));

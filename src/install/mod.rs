@@ -15,12 +15,14 @@
 //! - [`install`], [`uninstall`]: writing and removing a registration.
 //! - [`owner`]: who else could change what `install` writes: the refusal to write a user install into
 //!   someone else's folders, and the warnings about folders on the way that others can write.
+//! - [`dpkg`]: which files a Debian package owns, which a system install never takes over.
 //! - [`policy`]: enterprise policies that block hosts.
 //! - [`registry`]: the Windows registry through `reg.exe`.
 //! - `windows` (Windows only): removing the running binary, and telling a double-click's console.
 
 pub mod allowed;
 pub mod browsers;
+pub mod dpkg;
 #[allow(clippy::module_inception)] // `install::install` is the `install` command, beside `uninstall`.
 pub mod install;
 pub mod layout;
@@ -266,6 +268,99 @@ pub fn sandbox_warnings(selection: &Selection, targets: &[Target], found: &[(Bro
         .filter(|(browser, _)| by_default || targets.iter().any(|t| t.browsers.contains(browser)))
         .filter_map(|(browser, builds)| browsers::sandbox_warning(*browser, builds))
         .collect()
+}
+
+/// The lock one host's `install` or `uninstall` holds while it runs (see [`layout::lock_in`]), so
+/// that two at once can't both read the record, each add an id, and one write over the other's.
+/// It is released when dropped.
+pub struct InstallLock {
+    /// The open lock file; the lock lasts as long as it is open.
+    file: File,
+    /// Where it is, for [`InstallLock::remove`].
+    path: PathBuf,
+}
+
+impl InstallLock {
+    /// Takes the lock of `platform`'s host in the install base `base` (which must exist), waiting for
+    /// another install or uninstall that holds it, and saying so on `out`.
+    ///
+    /// # Errors
+    /// When the lock file can't be opened or locked.
+    pub fn take(base: &Path, platform: &Platform, scope: Scope, out: &mut dyn Write) -> Result<InstallLock, Failure> {
+        let path = layout::lock_in(base, &platform.host);
+        loop {
+            let mut options = OpenOptions::new();
+            options.read(true).write(true).create(true).truncate(false);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, layout::record_mode(scope));
+            let file = options.open(&path).map_err(io_failure("open", &path))?;
+            if !lock_file(&file, false).map_err(io_failure("lock", &path))? {
+                say(
+                    out,
+                    format!(
+                        "waiting for another install or uninstall of {} to finish (it holds {})",
+                        platform.host,
+                        path.display()
+                    ),
+                );
+                lock_file(&file, true).map_err(io_failure("lock", &path))?;
+            }
+            // An uninstall removes the lock file as it finishes; a lock on a file no longer at the path
+            // guards nothing, so the next one is taken on the file there now.
+            if is_at(&file, &path) {
+                return Ok(InstallLock { file, path });
+            }
+        }
+    }
+
+    /// Removes the lock file while still holding the lock: for an uninstall that removes its folder.
+    pub fn remove(self) {
+        let _ = std::fs::remove_file(&self.path);
+        drop(self.file);
+    }
+}
+
+/// Takes an exclusive lock on `file` (`flock`, which the kernel lets go when the file is closed or
+/// the process ends, however it ends), waiting for it when `wait`; tells whether it was taken. Windows
+/// installs take no lock: `std`'s `File::lock` would, but it is newer than the Rust this builds with.
+fn lock_file(file: &File, wait: bool) -> io::Result<bool> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        let operation = if wait { libc::LOCK_EX } else { libc::LOCK_EX | libc::LOCK_NB };
+        loop {
+            // SAFETY: flock only reads the descriptor, which `file` keeps open for the call.
+            if unsafe { libc::flock(file.as_raw_fd(), operation) } == 0 {
+                return Ok(true);
+            }
+            let error = io::Error::last_os_error();
+            match error.kind() {
+                io::ErrorKind::Interrupted => continue,
+                io::ErrorKind::WouldBlock if !wait => return Ok(false),
+                _ => return Err(error),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, wait);
+        Ok(true)
+    }
+}
+
+/// Whether the open `file` is the one at `path`.
+fn is_at(file: &File, path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let (Ok(open), Ok(there)) = (file.metadata(), std::fs::metadata(path)) else { return false };
+        (open.dev(), open.ino()) == (there.dev(), there.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file;
+        path.exists()
+    }
 }
 
 /// A set-up command that couldn't finish, with the sentence that says why.

@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use super::Target;
 use super::allowed::{self, Allowed};
-use super::browsers::{Family, Scope};
-use super::layout::record_mode;
+use super::browsers::{self, Browser, Family, Platform, Scope};
+use super::layout::{self, record_mode};
 
 /// The record's format; a newer binary reading an older record can tell.
 const VERSION: u32 = 1;
@@ -117,12 +117,89 @@ impl Record {
         self.entries.push(entry);
     }
 
+    /// Forgets whatever the record names that `install` never writes, so that a record someone edited
+    /// (or one of another host's) can't make `install` overwrite, or `uninstall` delete, any other
+    /// file: an entry stays only when it is this host's manifest (`<host name>.json`) in a folder a
+    /// browser of its family reads hosts from at this scope, or in a custom profile's
+    /// `NativeMessagingHosts`; the binary only in the install base's `bin/`; the command link only
+    /// where `install` makes it. Returns what was forgotten, for the report.
+    pub fn keep_own(&mut self, platform: &Platform, base: &Path) -> Vec<String> {
+        let scope = self.scope;
+        let mut forgotten = Vec::new();
+        self.entries.retain(|entry| {
+            let own = is_own_entry(entry, scope, platform, base);
+            if !own {
+                forgotten.push(entry.location.to_string());
+            }
+            own
+        });
+        if let Some(binary) = self.binary.take_if(|binary| binary.parent() != Some(&base.join("bin"))) {
+            forgotten.push(binary.display().to_string());
+        }
+        let link = layout::command_link(scope, platform);
+        if let Some(stray) = self.link.take_if(|recorded| Some(&*recorded) != link.as_ref()) {
+            forgotten.push(stray.display().to_string());
+        }
+        forgotten
+    }
+
+    /// A record of `scope` rebuilt from what is where `install` puts it, for when the record can't be
+    /// read or is gone: this host's manifests at every browser's location for `scope` whose `path` is
+    /// the install's binary (so a package's manifests, which name its own, are never taken), that
+    /// binary, and the command link when it points at it. The folders `install` created are not known.
+    pub fn recovered(scope: Scope, platform: &Platform, base: &Path) -> Record {
+        let mut record = Record::new(scope);
+        let binary = layout::binary_in(base, platform);
+        let names_binary = |manifest: &Path| {
+            let text = allowed::read_manifest_text(manifest).ok();
+            let parsed = text.and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok());
+            parsed.is_some_and(|parsed| parsed["path"].as_str() == binary.to_str())
+        };
+        for browser in Browser::ALL {
+            let Ok(locations) = browsers::manifest_locations(browser, scope, platform, base) else { continue };
+            for location in locations {
+                if super::registered(&location, platform.os) && names_binary(location.manifest()) {
+                    let label = browser.id().to_owned();
+                    let target = Target { label, browsers: vec![browser], family: browser.family(), location };
+                    super::push_target(&mut record.entries, target);
+                }
+            }
+        }
+        if binary.is_file() {
+            record.binary = Some(binary.clone());
+        }
+        let link = layout::command_link(scope, platform);
+        record.link = link.filter(|link| std::fs::read_link(link).is_ok_and(|target| target == binary));
+        record
+    }
+
+    /// Whether the record lists nothing to remove.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty() && self.binary.is_none() && self.link.is_none()
+    }
+
     /// Notes a folder `install` created, once.
     pub fn add_created_dir(&mut self, dir: PathBuf) {
         if !self.created_dirs.contains(&dir) {
             self.created_dirs.push(dir);
         }
     }
+}
+
+/// Whether `entry` is a manifest `install` writes for `platform`'s host at `scope`: one of the
+/// locations the browsers of its family read (see [`browsers::MANIFEST_FOLDERS`]), or a custom
+/// profile's, which any folder may hold.
+fn is_own_entry(entry: &Target, scope: Scope, platform: &Platform, base: &Path) -> bool {
+    let for_browsers = Browser::ALL
+        .into_iter()
+        .filter(|browser| browser.family() == entry.family)
+        .filter_map(|browser| browsers::manifest_locations(browser, scope, platform, base).ok())
+        .any(|locations| locations.contains(&entry.location));
+    let profile = entry.location.manifest().parent().and_then(Path::parent).is_some_and(|dir| {
+        entry.family == Family::Chromium
+            && browsers::profile_location(platform.os, &platform.host, dir).as_ref() == Some(&entry.location)
+    });
+    for_browsers || profile
 }
 
 #[cfg(test)]

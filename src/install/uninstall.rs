@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 
 use super::allowed::Allowed;
 use super::browsers::{Location, Platform, Scope};
-use super::install::{allowed_phrase, write_target};
+use super::install::{allowed_phrase, package_owner, write_target};
 use super::manifest::HostManifest;
 use super::record::Record;
-use super::{Failure, layout, registry, say};
+use super::{Failure, InstallLock, layout, registry, say};
 use crate::host_name::HostName;
 use crate::paths::Os;
 
@@ -33,15 +33,60 @@ pub fn uninstall(
     platform: &Platform,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    let record_path = layout::record_path(scope, platform)?;
-    let Some(mut record) = Record::load(&record_path).map_err(|e| Failure(e.to_string()))? else {
-        say(out, format!("Nothing to uninstall: there is no install record at {}.", record_path.display()));
-        return data_left(purge, platform, &platform.program(), out);
+    let base = std::path::absolute(layout::install_base(scope, platform)?)
+        .map_err(|e| Failure(format!("no install folder: {e}")))?;
+    // With no install folder there is no install to guard, and none is made just for the lock.
+    let mut lock = if base.is_dir() { Some(InstallLock::take(&base, platform, scope, out)?) } else { None };
+    let result = remove_install(scope, purge, only, platform, &base, &mut lock, out);
+    release(&mut lock);
+    result
+}
+
+/// Removes the lock file, still held, so that a folder it is in can go.
+fn release(lock: &mut Option<InstallLock>) {
+    if let Some(lock) = lock.take() {
+        lock.remove();
+    }
+}
+
+/// [`uninstall`] for the install in `base`, holding `lock`.
+fn remove_install(
+    scope: Scope,
+    purge: bool,
+    only: &Allowed,
+    platform: &Platform,
+    base: &Path,
+    lock: &mut Option<InstallLock>,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    let record_path = layout::record_in(base, &platform.host);
+    let mut record = match Record::load(&record_path) {
+        Ok(Some(record)) => record,
+        // Without a record, this host's files where install puts them are still this host's to remove.
+        loaded => {
+            let recovered = Record::recovered(scope, platform, base);
+            let why = match loaded {
+                Err(error) => error.to_string(),
+                _ if recovered.is_empty() => {
+                    say(out, format!("Nothing to uninstall: there is no install record at {}.", record_path.display()));
+                    release(lock);
+                    return data_left(purge, platform, &platform.program(), out);
+                }
+                _ => format!("there is no install record at {}", record_path.display()),
+            };
+            say(out, format!("NOTE {why}: removing this host's files found where install puts them"));
+            recovered
+        }
     };
+    // The record is the one of the scope asked for, wherever its file says otherwise.
+    record.scope = scope;
+    for stray in record.keep_own(platform, base) {
+        say(out, format!("NOTE left {stray} alone: the install record names it, but it is none of this host's files"));
+    }
     if !only.is_empty() {
         let left = without(&record, only)?;
         if !left.is_empty() {
-            return narrow(&mut record, &record_path, &left, platform, out);
+            return narrow(&mut record, &record_path, &left, platform, lock, out);
         }
         say(
             out,
@@ -49,6 +94,11 @@ pub fn uninstall(
         );
     }
     let mut failures = Vec::new();
+    record.entries.retain(|target| {
+        let Some(package) = package_owner(target, scope, platform.os) else { return true };
+        say(out, format!("NOTE {}: left {} alone: package {package} owns it", target.label, target.location));
+        false
+    });
     record.entries.retain(|target| match remove_target(&target.location, platform.os) {
         Ok(()) => {
             say(out, format!("OK   {}: removed {}", target.label, target.location));
@@ -93,6 +143,7 @@ pub fn uninstall(
     }
     if failures.is_empty() {
         remove_file(&record_path).map_err(|e| Failure(format!("can't remove {}: {e}", record_path.display())))?;
+        release(lock);
         // Innermost first; a folder that has anything else in it now is not ours to remove.
         let mut dirs = std::mem::take(&mut record.created_dirs);
         dirs.sort_by_key(|dir| std::cmp::Reverse(dir.components().count()));
@@ -164,6 +215,7 @@ fn narrow(
     record_path: &Path,
     left: &Allowed,
     platform: &Platform,
+    lock: &mut Option<InstallLock>,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     let base = record_path.parent().expect("the record is in the install base");
@@ -171,10 +223,14 @@ fn narrow(
     if record.entries.iter().all(|target| left.of(target.family).is_empty()) {
         // Only extensions of a family with no manifest here are left: nothing would let them in.
         say(out, "NOTE no manifest of this install would allow an extension any more: the whole install goes");
-        return uninstall(record.scope, false, &Allowed::default(), platform, out);
+        return remove_install(record.scope, false, &Allowed::default(), platform, base, lock, out);
     }
     let mut failures = 0;
     for target in std::mem::take(&mut record.entries) {
+        if let Some(package) = package_owner(&target, record.scope, platform.os) {
+            say(out, format!("NOTE {}: left {} alone: package {package} owns it", target.label, target.location));
+            continue;
+        }
         if left.of(target.family).is_empty() {
             match remove_target(&target.location, platform.os) {
                 Ok(()) => say(out, format!("OK   {}: removed {}", target.label, target.location)),
