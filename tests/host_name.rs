@@ -331,3 +331,40 @@ fn a_vendor_hosts_advice_names_its_own_command_and_runs_as_shown() {
     assert!(text.contains(&format!("`target/release/llm-cache-host doctor --host-name {MAIL}` checks")), "{text}");
     assert!(text.contains(&format!("`target/release/llm-cache-host uninstall --host-name {MAIL} --purge`")), "{text}");
 }
+
+#[test]
+fn a_vendor_binarys_help_names_its_own_command() {
+    let home = Home::new();
+    let named = home.path().join(MAIL);
+    common::copy_binary(&named);
+    let (code, help) = home.run(&named, &["--help"]);
+    assert_eq!(code, 0, "{help}");
+    assert!(
+        help.contains("Usage: mail-cache <COMMAND>") && help.contains("  mail-cache chrome-extension://"),
+        "{help}"
+    );
+    assert!(help.contains(&format!("per-user data dir + /{MAIL};")), "{help}");
+    assert!(!help.contains("llm-cache-host"), "{help}");
+    let commands: Vec<&str> = help
+        .split("Commands:\n")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .take_while(|line| !line.is_empty())
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    assert!(commands.len() >= 10 && commands.contains(&"install"), "{commands:?} in {help}");
+    for command in commands {
+        let (code, text) = home.run(&named, &[command, "--help"]);
+        assert_eq!(code, 0, "{command}: {text}");
+        assert!(text.contains(&format!("Usage: mail-cache {command}")), "{command}: {text}");
+        assert!(!text.contains("llm-cache-host"), "{command}: {text}");
+    }
+    let (_, install) = home.run(&named, &["install", "--help"]);
+    assert!(install.contains(&format!("Linux    ~/.local/share/{MAIL}\n")), "{install}");
+    let (_, call) = home.run(&named, &["call", "--help"]);
+    assert!(call.contains("| mail-cache call"), "{call}");
+    // A launch line that makes no sense is answered with the same help.
+    let (code, text) = home.run(&named, &["bogus"]);
+    assert!(code == 2 && text.starts_with("mail-cache: ") && !text.contains("llm-cache-host"), "{text}");
+}

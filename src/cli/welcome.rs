@@ -334,7 +334,7 @@ fn exchange(program: &str) -> ExitCode {
     match choice {
         Ok(Choice::Install(args)) => {
             drop(out);
-            super::run(super::PROGRAM, &args)
+            super::run(&platform.host, &args)
         }
         // A closed terminal or a "no" leaves the instructions above as the answer.
         Ok(Choice::Leave) | Err(_) => {
