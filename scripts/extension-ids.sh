@@ -19,13 +19,18 @@ is_firefox_extension_id() {
     [[ $1 =~ ^(\{$hex{8}-$hex{4}-$hex{4}-$hex{4}-$hex{12}\}|$word*@$word+)$ ]]
 }
 
-# A host name (src/host_name.rs): Chrome's rule (lowercase letters, digits, '_' and '.', no '.' at
-# either end, no '..'), and here also at least one '.', at most 128 characters, and a last part of two
-# characters or more that starts with a letter or digit, since it names the command and the package.
-HOST_NAME_RULE="a host name is lowercase letters, digits, '_' and '.', with no '.' at either end and no '..', at least one '.', at most 128 characters, and a last part (which names the command) of at least 2 characters starting with a letter or digit, e.g. com.example.mail_cache"
+# A host name (src/host_name.rs, which says why each part of the rule is there): Chrome's rule
+# (lowercase letters, digits, '_' and '.', no '.' at either end, no '..'), and here also at least one
+# '.', at most MAX_HOST_NAME_CHARS characters (Windows' MAX_PATH), a last part of two characters or more
+# that starts with a letter or digit, since it names the command and the package, and no part that
+# Windows keeps for a device.
+MAX_HOST_NAME_CHARS=88
+HOST_NAME_RULE="a host name is lowercase letters, digits, '_' and '.', with no '.' at either end and no '..', at least one '.', at most $MAX_HOST_NAME_CHARS characters, a last part (which names the command) of at least 2 characters starting with a letter or digit, and no part that Windows keeps for a device (con, prn, aux, nul, com0 to com9, lpt0 to lpt9), e.g. com.example.mail_cache"
 DEFAULT_HOST_NAME=com.browserx.llm_cache
 is_host_name() {
-  [ ${#1} -le 128 ] && [[ $1 =~ ^[a-z0-9_]+(\.[a-z0-9_]+)*\.[a-z0-9][a-z0-9_]+$ ]] &&
+  local lower=${1,,}
+  [ ${#1} -le $MAX_HOST_NAME_CHARS ] && [[ $1 =~ ^[a-z0-9_]+(\.[a-z0-9_]+)*\.[a-z0-9][a-z0-9_]+$ ]] &&
+    ! [[ .$lower. =~ \.(con|prn|aux|nul|com[0-9]|lpt[0-9])\. ]] &&
     { [ "$1" = "$DEFAULT_HOST_NAME" ] || [ "$(host_command "$1")" != llm-cache-host ]; }
 }
 

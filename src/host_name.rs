@@ -33,14 +33,29 @@ pub const DEFAULT_COMMAND: &str = "llm-cache-host";
 /// The build-time variable that bakes a host name into the binary.
 pub const BUILD_VAR: &str = "LLM_CACHE_HOST_NAME";
 
-/// The longest host name taken. Chrome sets none; the name becomes a file name (with `.json`), a
-/// folder name and a registry key, which all stop at 255 characters.
-pub const MAX_HOST_NAME_BYTES: usize = 128;
+/// The longest host name taken. Windows stops paths at `MAX_PATH`, 260 characters with the final
+/// NUL, and a user install there writes the host name twice into its longest path, the manifest's
+/// temporary file `%LOCALAPPDATA%\<name>\manifests\chromium\<name>.json.tmp<pid>`: with a typical
+/// `%LOCALAPPDATA%` ([`TYPICAL_LOCAL_APP_DATA`]) this length keeps that path, and the copy
+/// `%LOCALAPPDATA%\<name>\bin\<name>.exe`, within it. Chrome sets no limit of its own.
+pub const MAX_HOST_NAME_BYTES: usize = 88;
+
+/// The `%LOCALAPPDATA%` that [`MAX_HOST_NAME_BYTES`] is measured against: a user name of 20
+/// characters, the longest Windows lets one be.
+pub const TYPICAL_LOCAL_APP_DATA: &str = r"C:\Users\abcdefghijklmnopqrst\AppData\Local";
+
+/// The names Windows keeps for devices: a file or folder named one of them, with any extension, is the
+/// device, so no part of a host name (which names files and folders there) may be one.
+pub const WINDOWS_DEVICE_NAMES: [&str; 24] = [
+    "con", "prn", "aux", "nul", "com0", "com1", "com2", "com3", "com4", "com5", "com6", "com7", "com8", "com9", "lpt0",
+    "lpt1", "lpt2", "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9",
+];
 
 /// The rule, in words, for the errors that refuse a name.
 pub const HOST_NAME_RULE: &str = "a host name is Chrome's: lowercase letters, digits, '_' and '.', with no '.' at \
-    either end and no '..'; here also a reverse domain name with at least one '.', at most 128 characters, whose \
-    last part (which names the command) starts with a letter or digit and is at least 2 characters, \
+    either end and no '..'; here also a reverse domain name with at least one '.', at most 88 characters, whose \
+    last part (which names the command) starts with a letter or digit and is at least 2 characters, and with no \
+    part that Windows keeps for a device (con, prn, aux, nul, com0 to com9, lpt0 to lpt9), \
     e.g. com.example.mail_cache";
 
 /// The host name baked in at build time, if any (an empty value counts as none).
@@ -187,7 +202,34 @@ pub const fn is_host_name(name: &str) -> bool {
     }
     // The last part names the command: a letter or digit first, so it is never read as a flag, and
     // two characters at least, as Debian asks of a package name.
-    dots > 0 && bytes.len() - last_start >= 2 && bytes[last_start] != b'_'
+    dots > 0 && bytes.len() - last_start >= 2 && bytes[last_start] != b'_' && !has_device_part(bytes)
+}
+
+/// Whether a `.`-separated part of `name` is one of [`WINDOWS_DEVICE_NAMES`], in any case.
+const fn has_device_part(name: &[u8]) -> bool {
+    let mut start = 0;
+    while start <= name.len() {
+        let mut end = start;
+        while end < name.len() && name[end] != b'.' {
+            end += 1;
+        }
+        let mut d = 0;
+        while d < WINDOWS_DEVICE_NAMES.len() {
+            let device = WINDOWS_DEVICE_NAMES[d].as_bytes();
+            if end - start == device.len() {
+                let mut i = 0;
+                while i < device.len() && name[start + i].to_ascii_lowercase() == device[i] {
+                    i += 1;
+                }
+                if i == device.len() {
+                    return true;
+                }
+            }
+            d += 1;
+        }
+        start = end + 1;
+    }
+    false
 }
 
 #[cfg(test)]
@@ -222,6 +264,42 @@ mod tests {
         }
         let error = HostName::parse("com.other.llm_cache_host").unwrap_err();
         assert!(error.contains("the default host's"), "{error}");
+    }
+
+    #[test]
+    fn the_shared_cases() {
+        // The cases every checker of the rule runs: the scripts' and the shim's too.
+        for line in include_str!("../tests/host_names.txt").lines().filter(|line| !line.starts_with('#')) {
+            let (want, name) = line.split_once(' ').unwrap();
+            assert_eq!(HostName::parse(name).is_ok(), want == "ok", "{line}");
+        }
+    }
+
+    #[test]
+    fn the_rule_names_its_limit_and_a_windows_path_stays_within_max_path() {
+        assert!(HOST_NAME_RULE.contains(&format!("at most {MAX_HOST_NAME_BYTES} characters")), "{HOST_NAME_RULE}");
+        // Windows' MAX_PATH counts the final NUL; a process id is at most 10 digits.
+        let name = "n".repeat(MAX_HOST_NAME_BYTES);
+        let longest = [
+            format!(r"{TYPICAL_LOCAL_APP_DATA}\{name}\manifests\chromium\{name}.json.tmp4294967295"),
+            format!(r"{TYPICAL_LOCAL_APP_DATA}\{name}\bin\{name}.exe.new"),
+        ];
+        for path in longest {
+            assert!(path.len() < 260, "{} characters: {path}", path.len());
+        }
+    }
+
+    #[test]
+    fn windows_device_names_are_refused_as_any_part() {
+        for device in WINDOWS_DEVICE_NAMES {
+            for name in [format!("{device}.example.app"), format!("com.{device}.app"), format!("com.example.{device}")]
+            {
+                let error = HostName::parse(&name).unwrap_err();
+                assert!(error.contains("Windows keeps for a device"), "{name}: {error}");
+            }
+            assert!(has_device_part(device.to_uppercase().as_bytes()), "{device}");
+            assert!(is_host_name(&format!("com.{device}x.app")), "{device}x");
+        }
     }
 
     #[test]

@@ -235,7 +235,19 @@ fn two_hosts_side_by_side_stay_apart() {
 #[test]
 fn host_names_are_checked_by_chromes_rule() {
     let home = Home::new();
-    for bad in ["Com.Example.Mail", "mail_cache", "com..example", ".com.example", "com.example.mail-cache"] {
+    let too_long = format!("com.example.{}", "a".repeat(77));
+    for bad in [
+        "Com.Example.Mail",
+        "mail_cache",
+        "com..example",
+        ".com.example",
+        "com.example.mail-cache",
+        // Windows devices, as any part, and a name that would take a Windows install past MAX_PATH.
+        "com.nul.cache",
+        "con.example.app",
+        "com.example.lpt1",
+        &too_long,
+    ] {
         let (code, text) = home.host(&["install", "--host-name", bad]);
         assert_eq!(code, 2, "{bad}: {text}");
         assert!(text.contains("is not a host name") && text.contains("lowercase letters"), "{bad}: {text}");
@@ -263,6 +275,21 @@ fn the_scripts_check_host_names_before_building() {
     }
     let (_, stderr) = common::script_without_cargo("scripts/release.sh", &[], &[("RELEASE_HOST_NAME", "Bad")]);
     assert!(stderr.contains("\"Bad\" is not a host name"), "{stderr}");
+}
+
+#[test]
+fn the_scripts_rule_takes_and_refuses_what_the_binarys_does() {
+    // tests/host_names.txt holds the cases src/host_name.rs and the shim's host-name.ts check too.
+    let check = r#". scripts/extension-ids.sh
+        while IFS= read -r line; do
+          case $line in '#'*) continue ;; esac
+          if is_host_name "${line#* }"; then echo "ok ${line#* }"; else echo "no ${line#* }"; fi
+        done < tests/host_names.txt"#;
+    let output = Command::new("bash").args(["-c", check]).current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let cases = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/host_names.txt")).unwrap();
+    let expected: Vec<&str> = cases.lines().filter(|line| !line.starts_with('#')).collect();
+    assert_eq!(String::from_utf8(output.stdout).unwrap().lines().collect::<Vec<_>>(), expected);
 }
 
 #[test]

@@ -25,6 +25,7 @@ import {
   sourceInstallCommand,
 } from "../src/install-command.js";
 import { ProtocolVersionError } from "../src/errors.js";
+import { isHostName } from "../src/host-name.js";
 import { createLlmCache } from "../src/llm-cache.js";
 import { HOST_RELEASE, installWays } from "../src/pages/install-steps.js";
 import { releaseFile, tarballFolder } from "../src/pages/release-files.js";
@@ -243,6 +244,19 @@ function machine(): { root: string; env: NodeJS.ProcessEnv; remove: () => void }
   };
   return { root, env, remove: () => rmSync(root, { recursive: true, force: true }) };
 }
+
+describe("the host-name rule", () => {
+  it("takes and refuses the shared cases as the host and the scripts do", () => {
+    // tests/host_names.txt holds the cases src/host_name.rs and scripts/extension-ids.sh check too.
+    const cases = readFileSync(fileURLToPath(new URL("../../../tests/host_names.txt", import.meta.url)), "utf8");
+    const lines = cases.split("\n").filter((line) => line !== "" && !line.startsWith("#"));
+    assert.ok(lines.length > 20);
+    for (const line of lines) {
+      const [want, name] = [line.slice(0, line.indexOf(" ")), line.slice(line.indexOf(" ") + 1)];
+      assert.equal(isHostName(name) ? "ok" : "no", want, line);
+    }
+  });
+});
 
 /**
  * The folders the commands run in, as a person has them: the Linux and macOS release tarballs (each holding the

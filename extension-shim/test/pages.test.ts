@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { DEMO_EXTENSION_ID } from "../src/demo-extension.js";
+import { MAX_HOST_NAME_CHARS } from "../src/host-name.js";
 import { checkPagesConfig, DOWNLOAD_KEYS, PAGES_SETTINGS, MAX_DOWNLOAD_URL_CHARS, MAX_EXTENSION_NAME_CHARS, type Downloads, type PagesConfig } from "../src/pages/config.js";
 import { HOST_RELEASE, installWays, type InstallStep, type Machine } from "../src/pages/install-steps.js";
 import { childPointer, parseRoute, pointerTrail, routeHash } from "../src/pages/viewer-route.js";
@@ -158,7 +159,7 @@ describe("the pages' settings (llm-cache-pages.json)", () => {
     };
     assert.deepEqual(checkPagesConfig(config), config);
     assert.deepEqual(checkPagesConfig({}), {});
-    for (const hostName of ["com.browserx.llm_cache", "a.bc", `com.${"a".repeat(124)}`]) assert.deepEqual(checkPagesConfig({ hostName }), { hostName });
+    for (const hostName of ["com.browserx.llm_cache", "a.bc", `com.${"a".repeat(MAX_HOST_NAME_CHARS - 4)}`]) assert.deepEqual(checkPagesConfig({ hostName }), { hostName });
   });
 
   it("refuse a misspelt key, a link that isn't a web address, and wrong types, saying what is expected", () => {
@@ -170,7 +171,7 @@ describe("the pages' settings (llm-cache-pages.json)", () => {
       [{ hostName: "mail_cache" }, /hostName must be a host name/],
       [{ hostName: "com.example.mail-cache" }, /hostName must be a host name/],
       [{ hostName: "com.other.llm_cache_host" }, /hostName must be a host name/],
-      [{ hostName: `com.${"a".repeat(125)}` }, /hostName must be a host name/],
+      [{ hostName: `com.${"a".repeat(MAX_HOST_NAME_CHARS - 3)}` }, /hostName must be a host name/],
       [{ hostName: 7 }, /hostName must be a host name, .*; it is number$/],
       [{ downloads: { deb: "https://x.example/a.deb" } }, /downloads has no key "deb"; the keys are debAmd64, debArm64, /],
       [{ downloads: { debAmd64: "javascript:alert(1)" } }, /downloads\.debAmd64 must be an https:\/\/ address .*, not "javascript:alert\(1\)"$/],
