@@ -30,14 +30,14 @@ Options (passed to `llm-cache-host install`):
   --user-data-dir DIR         also register with a Chromium started with --user-data-dir=DIR (repeatable)
   --host-name NAME            register the host under your own name, e.g. com.example.mail_cache: its
                               manifests are NAME.json, its data directory and install folder are named NAME,
-                              its command is the last part with _ as - (mail-cache); default:
+                              its command is NAME with _ as - (com.example.mail-cache); default:
                               com.browserx.llm_cache (docs/distributing.md)
   -h, --help                  this text
 
 Afterwards:
   llm-cache-host doctor       checks every step a browser takes to start the host (same options)
   llm-cache-host uninstall    removes exactly what install wrote (add --system for a system install)
-Both are the installed binary's commands (with --host-name, its own command: mail-cache doctor);
+Both are the installed binary's commands (with --host-name, its own command: com.example.mail-cache doctor);
 `llm-cache-host install --help` lists every browser's folders.
 USAGE
 }

@@ -3,11 +3,11 @@
 //! One source tree builds every vendor's host. The default, `com.browserx.llm_cache`, is named
 //! `llm-cache-host` wherever a person types or sees it: its command, package and data folder. Any other
 //! host name, `com.example.mail_cache` say, gives:
-//! - the command and Debian package `mail-cache`: the last component, `_` turned into `-` (a person
-//!   types it, and Debian allows no `_` in package names);
+//! - the command and Debian package `com.example.mail-cache`: the whole name, `_` turned into `-`
+//!   (Debian allows no `_` in package names, and no host name has a `-`, so two host names never
+//!   share a command or a package: two vendors' packages install side by side);
 //! - the data folder `com.example.mail_cache` (under `~/.local/share` and its kin, and as the install
-//!   base of a system install): the whole name, so two vendors' hosts never share a store even when
-//!   their commands are alike;
+//!   base of a system install): the whole name, so two vendors' hosts never share a store;
 //! - the installed copy of the binary, `<data folder>/bin/com.example.mail_cache`: named so that the
 //!   copy knows which host it is.
 //!
@@ -53,9 +53,9 @@ pub const WINDOWS_DEVICE_NAMES: [&str; 24] = [
 
 /// The rule, in words, for the errors that refuse a name.
 pub const HOST_NAME_RULE: &str = "a host name is Chrome's: lowercase letters, digits, '_' and '.', with no '.' at \
-    either end and no '..'; here also a reverse domain name with at least one '.', at most 88 characters, whose \
-    last part (which names the command) starts with a letter or digit and is at least 2 characters, and with no \
-    part that Windows keeps for a device (con, prn, aux, nul, com0 to com9, lpt0 to lpt9), \
+    either end and no '..'; here also a reverse domain name with at least one '.', at most 88 characters, that \
+    starts with a letter or digit, whose last part starts with a letter or digit and is at least 2 characters, and \
+    with no part that Windows keeps for a device (con, prn, aux, nul, com0 to com9, lpt0 to lpt9), \
     e.g. com.example.mail_cache";
 
 /// The host name baked in at build time, if any (an empty value counts as none).
@@ -82,13 +82,7 @@ impl HostName {
         if !is_host_name(name) {
             return Err(format!("\"{}\" is not a host name: {HOST_NAME_RULE}", name.escape_debug()));
         }
-        let host = HostName(name.to_owned());
-        if !host.is_default() && host.command() == DEFAULT_COMMAND {
-            return Err(format!(
-                "\"{name}\" would have the command {DEFAULT_COMMAND}, which is the default host's: choose another last part"
-            ));
-        }
-        Ok(host)
+        Ok(HostName(name.to_owned()))
     }
 
     /// The default host, `com.browserx.llm_cache`.
@@ -113,7 +107,8 @@ impl HostName {
         static CURRENT: OnceLock<HostName> = OnceLock::new();
         CURRENT
             .get_or_init(|| {
-                // The real file, not a link to it: `~/.local/bin/mail-cache` links to the named copy.
+                // The real file, not a link to it: `~/.local/bin/com.example.mail-cache` links to the
+                // named copy.
                 match std::env::current_exe().and_then(|exe| exe.canonicalize()) {
                     Ok(exe) => HostName::of_executable(&exe, Os::current()),
                     Err(_) => HostName::built_in(),
@@ -134,12 +129,14 @@ impl HostName {
     }
 
     /// The command people type, which is also the Debian package's name: `llm-cache-host` for the
-    /// default, else the last component with `_` turned into `-`.
+    /// default, else the whole host name with `_` turned into `-`. It follows Debian's rule for a
+    /// package name (`[a-z0-9][a-z0-9+.-]+`), and it is never another host's: a host name has no `-`,
+    /// and the default's command has no `.`.
     pub fn command(&self) -> String {
         if self.is_default() {
             return DEFAULT_COMMAND.to_owned();
         }
-        self.0.rsplit('.').next().unwrap_or(&self.0).replace('_', "-")
+        self.0.replace('_', "-")
     }
 
     /// The folder the host's data goes in under the OS's data directory, and a system install's base.
@@ -181,7 +178,13 @@ impl std::fmt::Display for HostName {
 /// the binary compiles.
 pub const fn is_host_name(name: &str) -> bool {
     let bytes = name.as_bytes();
-    if bytes.is_empty() || bytes.len() > MAX_HOST_NAME_BYTES || bytes[0] == b'.' || bytes[bytes.len() - 1] == b'.' {
+    // The first character starts the command and the Debian package, which must start with a letter
+    // or digit.
+    if bytes.is_empty()
+        || bytes.len() > MAX_HOST_NAME_BYTES
+        || !(bytes[0].is_ascii_lowercase() || bytes[0].is_ascii_digit())
+        || bytes[bytes.len() - 1] == b'.'
+    {
         return false;
     }
     let mut dots = 0;
@@ -200,8 +203,8 @@ pub const fn is_host_name(name: &str) -> bool {
         }
         i += 1;
     }
-    // The last part names the command: a letter or digit first, so it is never read as a flag, and
-    // two characters at least, as Debian asks of a package name.
+    // The last part is what people read as the host's own name: a letter or digit first, and two
+    // characters at least.
     dots > 0 && bytes.len() - last_start >= 2 && bytes[last_start] != b'_' && !has_device_part(bytes)
 }
 
@@ -262,8 +265,29 @@ mod tests {
             let error = HostName::parse(bad).unwrap_err();
             assert!(error.contains("lowercase letters") && error.contains("com.example.mail_cache"), "{bad}: {error}");
         }
-        let error = HostName::parse("com.other.llm_cache_host").unwrap_err();
-        assert!(error.contains("the default host's"), "{error}");
+    }
+
+    #[test]
+    fn each_host_names_its_own_command_and_package_by_debians_rule() {
+        // Two vendors' hosts that end alike, and one that ends like the default's command.
+        let commands: Vec<String> = ["com.example.mail_cache", "org.other.mail_cache", "com.other.llm_cache_host"]
+            .into_iter()
+            .map(|name| HostName::parse(name).unwrap().command())
+            .collect();
+        assert_eq!(commands, ["com.example.mail-cache", "org.other.mail-cache", "com.other.llm-cache-host"]);
+        let debian = |name: &str| {
+            let b = name.as_bytes();
+            b.len() >= 2
+                && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
+                && b.iter().all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || b"+.-".contains(&c))
+        };
+        let cases = include_str!("../tests/host_names.txt");
+        for name in cases.lines().filter_map(|line| line.strip_prefix("ok ")).chain([DEFAULT_HOST_NAME]) {
+            let command = HostName::parse(name).unwrap().command();
+            assert!(debian(&command), "{name}: {command}");
+        }
+        // A name starting with '_' would give a package starting with '-'.
+        assert!(HostName::parse("_x.example.ab").is_err());
     }
 
     #[test]
@@ -311,12 +335,15 @@ mod tests {
         assert_eq!(default.manifest_file(), "com.browserx.llm_cache.json");
 
         let mail = HostName::parse("com.example.mail_cache").unwrap();
-        assert_eq!(mail.command(), "mail-cache");
+        assert_eq!(mail.command(), "com.example.mail-cache");
         assert_eq!(mail.folder(), "com.example.mail_cache");
         assert_eq!(mail.binary_file(Os::Linux), "com.example.mail_cache");
         assert_eq!(mail.binary_file(Os::Windows), "com.example.mail_cache.exe");
         assert_eq!(mail.manifest_file(), "com.example.mail_cache.json");
-        assert_eq!(mail.invocation("mail-cache", "doctor"), "mail-cache doctor --host-name com.example.mail_cache");
+        assert_eq!(
+            mail.invocation("com.example.mail-cache", "doctor"),
+            "com.example.mail-cache doctor --host-name com.example.mail_cache"
+        );
         assert_eq!(default.invocation("llm-cache-host", "doctor"), "llm-cache-host doctor");
     }
 
@@ -335,8 +362,12 @@ mod tests {
             assert_eq!(HostName::of_executable(Path::new(path), os).as_str(), expected, "{path}");
         }
         // A file named otherwise is the host it was built for.
-        for path in ["/usr/bin/llm-cache-host", "/usr/bin/mail-cache", "/tmp/llm_cache_host-0123abcd", "/x/mail_cache"]
-        {
+        for path in [
+            "/usr/bin/llm-cache-host",
+            "/usr/bin/com.example.mail-cache",
+            "/tmp/llm_cache_host-0123abcd",
+            "/x/mail_cache",
+        ] {
             assert_eq!(HostName::of_executable(Path::new(path), Os::Linux), HostName::built_in(), "{path}");
         }
     }

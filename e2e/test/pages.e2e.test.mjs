@@ -165,18 +165,18 @@ describe("the pages with the developer's settings, and no host, in Chromium", { 
     assert.deepEqual(links, [
       ["mail-agent-cache_2.1.0_amd64.deb", DEB_URL],
       // An address that doesn't end in the file is linked; the commands keep the release's own name, the host's.
-      [`mail-cache-${version}-x86_64-linux.tar.gz`, TARBALL_URL],
+      [`com.example.mail-cache-${version}-x86_64-linux.tar.gz`, TARBALL_URL],
     ]);
     const commands = await texts(page, "#steps .command");
     assert.deepEqual(commands, [
       "sudo apt install ./mail-agent-cache_2.1.0_amd64.deb",
-      `mail-cache install --extension-id ${EXTENSION_ID} --host-name com.example.mail_cache`,
-      `tar xzf mail-cache-${version}-x86_64-linux.tar.gz && cd mail-cache-${version}-x86_64-linux && ./mail-cache install --extension-id ${EXTENSION_ID} --host-name com.example.mail_cache`,
+      `com.example.mail-cache install --extension-id ${EXTENSION_ID} --host-name com.example.mail_cache`,
+      `tar xzf com.example.mail-cache-${version}-x86_64-linux.tar.gz && cd com.example.mail-cache-${version}-x86_64-linux && ./com.example.mail-cache install --extension-id ${EXTENSION_ID} --host-name com.example.mail_cache`,
     ]);
     // The page's own cache asked the developer's host, and says so.
     const details = await page.textContent("#status-details");
-    assert.match(details, /no manifest for com\.example\.mail_cache, .*Install it with the steps below; `mail-cache doctor` then checks each step/);
-    assert.match(await page.textContent("#steps"), /If the host is still not used, mail-cache doctor checks/);
+    assert.match(details, /no manifest for com\.example\.mail_cache, .*Install it with the steps below; `com\.example\.mail-cache doctor` then checks each step/);
+    assert.match(await page.textContent("#steps"), /If the host is still not used, com\.example\.mail-cache doctor checks/);
     assert.doesNotMatch(await page.textContent("#steps"), /source|Rust|Ask this extension's developer/);
     await screenshot(page, "install-page.png");
     assert.deepEqual(page.errors, []);

@@ -118,27 +118,27 @@ describe("install steps", () => {
     const ways = (os: string) => commands({ os }, { hostName, showFromSource: true });
     const args = `--extension-id ${id} --host-name com.example.mail_cache`;
     assert.deepEqual(ways("linux"), [
-      `sudo apt install ./mail-cache_${HOST_RELEASE}_amd64.deb`,
-      `mail-cache install ${args}`,
-      `tar xzf mail-cache-${HOST_RELEASE}-x86_64-linux.tar.gz && cd mail-cache-${HOST_RELEASE}-x86_64-linux && ./mail-cache install ${args}`,
+      `sudo apt install ./com.example.mail-cache_${HOST_RELEASE}_amd64.deb`,
+      `com.example.mail-cache install ${args}`,
+      `tar xzf com.example.mail-cache-${HOST_RELEASE}-x86_64-linux.tar.gz && cd com.example.mail-cache-${HOST_RELEASE}-x86_64-linux && ./com.example.mail-cache install ${args}`,
       `./install.sh ${args}`,
     ]);
-    const macFolder = `mail-cache-${HOST_RELEASE}-universal2-macos`;
+    const macFolder = `com.example.mail-cache-${HOST_RELEASE}-universal2-macos`;
     assert.deepEqual(ways("mac"), [
-      `xattr -c ${macFolder}.tar.gz && tar xzf ${macFolder}.tar.gz && cd ${macFolder} && ./mail-cache install ${args}`,
-      `xattr -c mail-cache && ./mail-cache install ${args}`,
+      `xattr -c ${macFolder}.tar.gz && tar xzf ${macFolder}.tar.gz && cd ${macFolder} && ./com.example.mail-cache install ${args}`,
+      `xattr -c com.example.mail-cache && ./com.example.mail-cache install ${args}`,
       `./install.sh ${args}`,
     ]);
     assert.deepEqual(ways("win"), [
-      `.\\mail-cache.exe install ${args}`,
+      `.\\com.example.mail-cache.exe install ${args}`,
       `cargo build --release; if ($?) { .\\target\\release\\llm-cache-host.exe install ${args} }`,
     ]);
     // The files the user is asked for are the developer's, on ARM too.
     const [deb, tarball] = installWays({ os: "linux", arch: "arm64", extensionId: id }, { hostName });
-    assert.equal(words(deb?.steps[0]), `Ask this extension's developer for mail-cache_${HOST_RELEASE}_arm64.deb, then in its folder:`);
-    assert.equal(words(tarball?.steps[0]), `Ask this extension's developer for mail-cache-${HOST_RELEASE}-aarch64-linux.tar.gz, then in its folder:`);
+    assert.equal(words(deb?.steps[0]), `Ask this extension's developer for com.example.mail-cache_${HOST_RELEASE}_arm64.deb, then in its folder:`);
+    assert.equal(words(tarball?.steps[0]), `Ask this extension's developer for com.example.mail-cache-${HOST_RELEASE}-aarch64-linux.tar.gz, then in its folder:`);
     assert.match(words(installWays({ os: "win", extensionId: id }, { hostName })[0]?.steps[0]) ?? "",
-      new RegExp(`^Ask this extension's developer for mail-cache-${HOST_RELEASE}-x86_64-windows\\.zip and unpack it \\(right-click it, Extract All\\)\\. In the unpacked folder, double-click mail-cache\\.exe,`));
+      new RegExp(`^Ask this extension's developer for com\\.example\\.mail-cache-${HOST_RELEASE}-x86_64-windows\\.zip and unpack it \\(right-click it, Extract All\\)\\. In the unpacked folder, double-click com\\.example\\.mail-cache\\.exe,`));
     // The default host's commands name no host.
     assert.ok(commands({ os: "linux" }, { showFromSource: true }).every((command) => !command.includes("--host-name")));
   });
@@ -170,7 +170,7 @@ describe("the pages' settings (llm-cache-pages.json)", () => {
       [{ hostName: "Com.Example.Mail" }, /^llm-cache-pages\.json: hostName must be a host name, a host name is Chrome's: lowercase letters, .*e\.g\. com\.example\.mail_cache; it is "Com\.Example\.Mail"$/],
       [{ hostName: "mail_cache" }, /hostName must be a host name/],
       [{ hostName: "com.example.mail-cache" }, /hostName must be a host name/],
-      [{ hostName: "com.other.llm_cache_host" }, /hostName must be a host name/],
+      [{ hostName: "_other.example.cache" }, /hostName must be a host name/],
       [{ hostName: `com.${"a".repeat(MAX_HOST_NAME_CHARS - 3)}` }, /hostName must be a host name/],
       [{ hostName: 7 }, /hostName must be a host name, .*; it is number$/],
       [{ downloads: { deb: "https://x.example/a.deb" } }, /downloads has no key "deb"; the keys are debAmd64, debArm64, /],

@@ -190,7 +190,7 @@ mod tests {
         assert!(help.contains("LLM_CACHE_DIR") && help.contains("LLM_CACHE_LOG"), "{help}");
         let other = super::help(&HostName::parse("com.example.mail_cache").unwrap());
         assert!(
-            other.contains("mail-cache chrome-extension://") && !other.contains("llm-cache-host chrome"),
+            other.contains("com.example.mail-cache chrome-extension://") && !other.contains("llm-cache-host chrome"),
             "{other}"
         );
     }

@@ -62,7 +62,7 @@ const LINUX_ARCHES = {
  * when the developer asks for it (`showFromSource`). Empty on an OS with no native messaging (ChromeOS,
  * Android): the extension then keeps its cache in the browser. For a host of the developer's own name
  * (`hostName`, e.g. `com.example.mail_cache`) the release files and the command are its own
- * (`mail-cache_<version>_amd64.deb`, `mail-cache`), and each `install` names it with `--host-name`, so that any
+ * (`com.example.mail-cache_<version>_amd64.deb`, `com.example.mail-cache`), and each `install` names it with `--host-name`, so that any
  * build of the binary registers under it.
  */
 export function installWays(machine: Machine, config: PagesConfig = {}, version = HOST_RELEASE): InstallWay[] {
