@@ -20,7 +20,8 @@ and registers it with browsers:
   --system                /usr/local/lib/llm-cache-host/bin (Linux), /Library/Application Support/
                           llm-cache-host/bin (macOS); this script then asks for sudo for that step only
 
-Options (passed to `llm-cache-host install`):
+Options (passed to `llm-cache-host install`; a value follows its option as the next word or after
+'=', as in --host-name=NAME, and every one is checked before the build starts):
   --browser BROWSER           chrome, chromium, edge, brave, vivaldi or firefox (repeatable);
                               default: every browser found installed, or all of them if none is found
   --extension-id ID           a Chrome extension id to allow (repeatable);
@@ -48,6 +49,22 @@ fail() {
   echo "Run ./install.sh --help for the options." >&2
   exit 2
 }
+# check_value <option> <value>: fails with the option's rule when the value breaks it.
+check_value() {
+  [ -n "$2" ] || fail "$1 needs a value"
+  case "$1" in
+    --browser)
+      case "$2" in chrome | chromium | edge | brave | vivaldi | firefox) ;;
+        *) fail "--browser $2: the browsers are chrome, chromium, edge, brave, vivaldi and firefox" ;;
+      esac ;;
+    --extension-id)
+      is_chrome_extension_id "$2" || fail "--extension-id $2: $CHROME_ID_RULE" ;;
+    --firefox-extension-id)
+      is_firefox_extension_id "$2" || fail "--firefox-extension-id $2: $FIREFOX_ID_RULE" ;;
+    --host-name)
+      is_host_name "$2" || fail "--host-name $2: $HOST_NAME_RULE" ;;
+  esac
+}
 system=false
 args=("$@")
 i=0
@@ -63,20 +80,10 @@ while [ $i -lt ${#args[@]} ]; do
       [ $i -lt ${#args[@]} ] && [ -n "${args[$i]}" ] &&
         { [ "${args[$i]#--}" = "${args[$i]}" ] || [ "$arg" = --firefox-extension-id ]; } ||
         fail "$arg needs a value"
-      value=${args[$i]}
-      case "$arg" in
-        --browser)
-          case "$value" in chrome | chromium | edge | brave | vivaldi | firefox) ;;
-            *) fail "--browser $value: the browsers are chrome, chromium, edge, brave, vivaldi and firefox" ;;
-          esac ;;
-        --extension-id)
-          is_chrome_extension_id "$value" || fail "--extension-id $value: $CHROME_ID_RULE" ;;
-        --firefox-extension-id)
-          is_firefox_extension_id "$value" || fail "--firefox-extension-id $value: $FIREFOX_ID_RULE" ;;
-        --host-name)
-          is_host_name "$value" || fail "--host-name $value: $HOST_NAME_RULE" ;;
-      esac ;;
-    --browser=* | --extension-id=* | --firefox-extension-id=* | --user-data-dir=* | --host-name=*) ;;
+      check_value "$arg" "${args[$i]}" ;;
+    # The binary takes --option=value as clap does: the value is everything after the first '='.
+    --browser=* | --extension-id=* | --firefox-extension-id=* | --user-data-dir=* | --host-name=*)
+      check_value "${arg%%=*}" "${arg#*=}" ;;
     *) fail "unknown option $arg" ;;
   esac
   i=$((i + 1))

@@ -413,12 +413,28 @@ fn install_sh_checks_options_before_building() {
         (&["--firefox-extension-id", "plain"], "a Firefox add-on id is a {GUID}"),
         (&["--user-data-dir"], "--user-data-dir needs a value"),
         (&["--frobnicate"], "unknown option --frobnicate"),
+        // The --option=value forms are checked alike.
+        (&["--extension-id=not-an-id"], "--extension-id not-an-id: a Chrome extension id is 32 letters from a to p"),
+        (&["--extension-id="], "--extension-id needs a value"),
+        (
+            &["--browser=safari"],
+            "--browser safari: the browsers are chrome, chromium, edge, brave, vivaldi and firefox",
+        ),
+        (&["--firefox-extension-id=plain"], "a Firefox add-on id is a {GUID}"),
+        (&["--host-name=com.nul.cache"], "--host-name com.nul.cache: a host name is lowercase letters"),
+        (&["--user-data-dir="], "--user-data-dir needs a value"),
     ] {
         let output = Command::new("/bin/bash").arg(&script).args(args).env("PATH", "/usr/bin:/bin").output().unwrap();
         let stderr = String::from_utf8(output.stderr).unwrap();
         assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(said) && stderr.contains("./install.sh --help"), "{args:?}: {stderr}");
     }
+    // Good values in either form reach the build.
+    let good =
+        ["--extension-id=abcdefghijklmnopabcdefghijklmnop", "--browser=firefox", "--host-name=com.example.mail_cache"];
+    let output = Command::new("/bin/bash").arg(&script).args(good).env("PATH", "/usr/bin:/bin").output().unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("cargo is missing"), "{good:?}: {stderr}");
 }
 
 /// After install, `llm-cache-host doctor` works as typed when ~/.local/bin is on PATH (a link there
