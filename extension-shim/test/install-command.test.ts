@@ -318,4 +318,30 @@ describe("the POSIX commands, run by sh as shown", { skip: existsSync(HOST_BINAR
       }
     });
   }
+  it("cd into the folder a tarball holds when its download address isn't named like the release file", () => {
+    // A stable address for the newest release: its folder's name has a version the page can't know.
+    // The tarball's way is the second on Linux (after the .deb) and the first on macOS.
+    for (const [os, key, way, held] of [
+      ["linux", "tarballX86_64", 1, "llm-cache-host-9.9.9-x86_64-linux"],
+      ["mac", "macosTarball", 0, "llm-cache-host-9.9.9-universal2-macos"],
+    ] as const) {
+      const file = `llm-cache-host-${os}-latest.tar.gz`;
+      const ways = installWays({ os, arch: "x86_64", extensionId: DEMO_EXTENSION_ID }, { downloads: { [key]: `https://x.example/dl/${file}` } });
+      const command = ways[way]?.steps[0]?.command ?? "";
+      assert.ok(command.includes(`tar xzf ${file} && cd "$(tar tzf ${file} | head -n 1)" && `), command);
+      const m = machine();
+      try {
+        const downloads = join(m.root, "downloads");
+        mkdirSync(join(downloads, held), { recursive: true });
+        writeFileSync(join(downloads, held, "llm-cache-host"), `#!/bin/sh\nexec '${HOST_BINARY}' "$@"\n`, { mode: 0o755 });
+        execFileSync("tar", ["czf", join(downloads, file), "-C", downloads, held]);
+        rmSync(join(downloads, held), { recursive: true });
+        const run = spawnSync("sh", ["-c", command], { cwd: downloads, env: m.env, encoding: "utf8" });
+        assert.equal(run.status, 0, `${command}\n${run.stdout}${run.stderr}`);
+        assert.deepEqual(allowed(m.env.HOME ?? "", DEMO_EXTENSION_ID), [`chrome-extension://${DEMO_EXTENSION_ID}/`], command);
+      } finally {
+        m.remove();
+      }
+    }
+  });
 });

@@ -105,7 +105,9 @@ describe("install steps", () => {
       new RegExp(`^Download \\[llm-cache-host-${HOST_RELEASE}-x86_64-windows\\.zip\\]\\(https://mail\\.example/dl/mail%20cache\\.zip\\) and unpack it`));
     const mac = installWays({ os: "mac", extensionId: id }, { downloads })[0];
     assert.match(words(mac?.steps[0]) ?? "", /^Download \[mail-cache-macos\.tar\.gz\]\(https:\/\/mail\.example\/dl\/mail-cache-macos\.tar\.gz\), then in Terminal/);
-    assert.equal(mac?.steps[0]?.command, `xattr -c mail-cache-macos.tar.gz && tar xzf mail-cache-macos.tar.gz && cd mail-cache-macos && ./llm-cache-host install --extension-id ${id}`);
+    // A file not named like the release's says nothing of the folder it holds: tar names it.
+    assert.equal(mac?.steps[0]?.command, `xattr -c mail-cache-macos.tar.gz && tar xzf mail-cache-macos.tar.gz && cd "$(tar tzf mail-cache-macos.tar.gz | head -n 1)" && ./llm-cache-host install --extension-id ${id}`);
+    assert.equal(words(mac?.steps[1]), "If your browser unpacked it already, in Terminal, in the folder it unpacked:");
   });
 
   it("in Firefox, with the add-on id's own flag", () => {
@@ -176,6 +178,10 @@ describe("the pages' settings (llm-cache-pages.json)", () => {
       [{ downloads: { deb: "https://x.example/a.deb" } }, /downloads has no key "deb"; the keys are debAmd64, debArm64, /],
       [{ downloads: { debAmd64: "javascript:alert(1)" } }, /downloads\.debAmd64 must be an https:\/\/ address .*, not "javascript:alert\(1\)"$/],
       [{ downloads: { debAmd64: "file:///etc/passwd" } }, /downloads\.debAmd64 must be an https:\/\/ address/],
+      // Plain http is refused, saying why: the page has users install what it downloads.
+      [{ downloads: { tarballX86_64: "http://x.example/llm-cache-host-0.1.0-x86_64-linux.tar.gz" } },
+        /^llm-cache-pages\.json: downloads\.tarballX86_64 must be an https:\/\/ address of at most 2048 characters \(the page has users run what they download, so it takes no plain http:\/\/ address\), not "http:\/\/x\.example\/llm-cache-host-0\.1\.0-x86_64-linux\.tar\.gz"$/],
+      [{ downloads: { debAmd64: "HTTP://x.example/a.deb" } }, /downloads\.debAmd64 must be an https:\/\/ address .*no plain http/],
       [{ downloads: { debAmd64: `https://x.example/${"a".repeat(MAX_DOWNLOAD_URL_CHARS)}` } }, /downloads\.debAmd64 must be an https:\/\/ address of at most 2048 characters, not "https:\/\/x\.example\/a+…$/],
       [{ downloads: "https://x.example" }, /downloads must be an object of download addresses/],
       [{ showFromSource: "yes" }, /showFromSource must be true or false, not "yes"$/],
