@@ -20,7 +20,8 @@ and registers it with browsers:
   --system                /usr/local/lib/llm-cache-host/bin (Linux), /Library/Application Support/
                           llm-cache-host/bin (macOS); this script then asks for sudo for that step only
 
-Options (passed to `llm-cache-host install`):
+Options (passed to `llm-cache-host install`; a value follows its option as the next word or after
+'=', as in --host-name=NAME, and every one is checked before the build starts):
   --browser BROWSER           chrome, chromium, edge, brave, vivaldi or firefox (repeatable);
                               default: every browser found installed, or all of them if none is found
   --extension-id ID           a Chrome extension id to allow (repeatable);
@@ -30,14 +31,14 @@ Options (passed to `llm-cache-host install`):
   --user-data-dir DIR         also register with a Chromium started with --user-data-dir=DIR (repeatable)
   --host-name NAME            register the host under your own name, e.g. com.example.mail_cache: its
                               manifests are NAME.json, its data directory and install folder are named NAME,
-                              its command is the last part with _ as - (mail-cache); default:
+                              its command is NAME with _ as - (com.example.mail-cache); default:
                               com.browserx.llm_cache (docs/distributing.md)
   -h, --help                  this text
 
 Afterwards:
   llm-cache-host doctor       checks every step a browser takes to start the host (same options)
   llm-cache-host uninstall    removes exactly what install wrote (add --system for a system install)
-Both are the installed binary's commands (with --host-name, its own command: mail-cache doctor);
+Both are the installed binary's commands (with --host-name, its own command: com.example.mail-cache doctor);
 `llm-cache-host install --help` lists every browser's folders.
 USAGE
 }
@@ -47,6 +48,22 @@ fail() {
   echo "install.sh: $1" >&2
   echo "Run ./install.sh --help for the options." >&2
   exit 2
+}
+# check_value <option> <value>: fails with the option's rule when the value breaks it.
+check_value() {
+  [ -n "$2" ] || fail "$1 needs a value"
+  case "$1" in
+    --browser)
+      case "$2" in chrome | chromium | edge | brave | vivaldi | firefox) ;;
+        *) fail "--browser $2: the browsers are chrome, chromium, edge, brave, vivaldi and firefox" ;;
+      esac ;;
+    --extension-id)
+      is_chrome_extension_id "$2" || fail "--extension-id $2: $CHROME_ID_RULE" ;;
+    --firefox-extension-id)
+      is_firefox_extension_id "$2" || fail "--firefox-extension-id $2: $FIREFOX_ID_RULE" ;;
+    --host-name)
+      is_host_name "$2" || fail "--host-name $2: $HOST_NAME_RULE" ;;
+  esac
 }
 system=false
 args=("$@")
@@ -63,20 +80,10 @@ while [ $i -lt ${#args[@]} ]; do
       [ $i -lt ${#args[@]} ] && [ -n "${args[$i]}" ] &&
         { [ "${args[$i]#--}" = "${args[$i]}" ] || [ "$arg" = --firefox-extension-id ]; } ||
         fail "$arg needs a value"
-      value=${args[$i]}
-      case "$arg" in
-        --browser)
-          case "$value" in chrome | chromium | edge | brave | vivaldi | firefox) ;;
-            *) fail "--browser $value: the browsers are chrome, chromium, edge, brave, vivaldi and firefox" ;;
-          esac ;;
-        --extension-id)
-          is_chrome_extension_id "$value" || fail "--extension-id $value: $CHROME_ID_RULE" ;;
-        --firefox-extension-id)
-          is_firefox_extension_id "$value" || fail "--firefox-extension-id $value: $FIREFOX_ID_RULE" ;;
-        --host-name)
-          is_host_name "$value" || fail "--host-name $value: $HOST_NAME_RULE" ;;
-      esac ;;
-    --browser=* | --extension-id=* | --firefox-extension-id=* | --user-data-dir=* | --host-name=*) ;;
+      check_value "$arg" "${args[$i]}" ;;
+    # The binary takes --option=value as clap does: the value is everything after the first '='.
+    --browser=* | --extension-id=* | --firefox-extension-id=* | --user-data-dir=* | --host-name=*)
+      check_value "${arg%%=*}" "${arg#*=}" ;;
     *) fail "unknown option $arg" ;;
   esac
   i=$((i + 1))

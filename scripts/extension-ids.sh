@@ -19,23 +19,27 @@ is_firefox_extension_id() {
     [[ $1 =~ ^(\{$hex{8}-$hex{4}-$hex{4}-$hex{4}-$hex{12}\}|$word*@$word+)$ ]]
 }
 
-# A host name (src/host_name.rs): Chrome's rule (lowercase letters, digits, '_' and '.', no '.' at
-# either end, no '..'), and here also at least one '.', at most 128 characters, and a last part of two
-# characters or more that starts with a letter or digit, since it names the command and the package.
-HOST_NAME_RULE="a host name is lowercase letters, digits, '_' and '.', with no '.' at either end and no '..', at least one '.', at most 128 characters, and a last part (which names the command) of at least 2 characters starting with a letter or digit, e.g. com.example.mail_cache"
+# A host name (src/host_name.rs, which says why each part of the rule is there): Chrome's rule
+# (lowercase letters, digits, '_' and '.', no '.' at either end, no '..'), and here also at least one
+# '.', at most MAX_HOST_NAME_CHARS characters (Windows' MAX_PATH), a letter or digit first (it starts the
+# command and the Debian package), a last part of two characters or more that starts with a letter or
+# digit, and no part that Windows keeps for a device.
+MAX_HOST_NAME_CHARS=88
+HOST_NAME_RULE="a host name is lowercase letters, digits, '_' and '.', with no '.' at either end and no '..', at least one '.', at most $MAX_HOST_NAME_CHARS characters, a letter or digit first, a last part of at least 2 characters starting with a letter or digit, and no part that Windows keeps for a device (con, prn, aux, nul, com0 to com9, lpt0 to lpt9), e.g. com.example.mail_cache"
 DEFAULT_HOST_NAME=com.browserx.llm_cache
 is_host_name() {
-  [ ${#1} -le 128 ] && [[ $1 =~ ^[a-z0-9_]+(\.[a-z0-9_]+)*\.[a-z0-9][a-z0-9_]+$ ]] &&
-    { [ "$1" = "$DEFAULT_HOST_NAME" ] || [ "$(host_command "$1")" != llm-cache-host ]; }
+  local lower=${1,,}
+  [ ${#1} -le $MAX_HOST_NAME_CHARS ] && [[ $1 =~ ^[a-z0-9][a-z0-9_]*(\.[a-z0-9_]+)*\.[a-z0-9][a-z0-9_]+$ ]] &&
+    ! [[ .$lower. =~ \.(con|prn|aux|nul|com[0-9]|lpt[0-9])\. ]]
 }
 
 # The command, Debian package and tarball name of a host: llm-cache-host for the default host, else
-# the host name's last part with '_' turned into '-' (com.example.mail_cache: mail-cache).
+# the whole host name with '_' turned into '-' (com.example.mail_cache: com.example.mail-cache), so that
+# two host names never share a package.
 host_command() {
   if [ "$1" = "$DEFAULT_HOST_NAME" ]; then
     echo llm-cache-host
   else
-    local last=${1##*.}
-    echo "${last//_/-}"
+    echo "${1//_/-}"
   fi
 }

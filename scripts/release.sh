@@ -12,7 +12,7 @@
 # (scripts/cross/<target>.sh build), and this script packs them as it packs its own. It sets up what each build
 # needs first (scripts/setup.sh), so that a fresh clone needs no other step.
 # With --host-name com.example.mail_cache the names are the developer's: each binary is built with that
-# host name baked in (LLM_CACHE_HOST_NAME), and the command, package and files are mail-cache.
+# host name baked in (LLM_CACHE_HOST_NAME), and the command, package and files are com.example.mail-cache.
 # The manifests in the .deb are printed by the binary itself (`llm-cache-host manifest`), so they are
 # exactly what `llm-cache-host install` writes. Run scripts/release.sh --help for the options.
 set -euo pipefail
@@ -48,8 +48,8 @@ Options:
   --host-name NAME            the host name your extension passes to connectNative, e.g. com.example.mail_cache
                               (default: com.browserx.llm_cache). The binary is built with it baked in
                               (target/release stays the default host's build); the
-                              command, the package and the files above are named by its last part with
-                              _ as - (mail-cache, mail-cache_<version>_<debian arch>.deb, /usr/bin/mail-cache),
+                              command, the package and the files above are named by the whole name with
+                              _ as - (com.example.mail-cache, com.example.mail-cache_<version>_<debian arch>.deb, /usr/bin/com.example.mail-cache),
                               the manifests NAME.json, and each user's data goes to ~/.local/share/NAME
   --extension-id ID           a Chrome extension id the .deb's manifests allow (repeatable)
   --firefox-extension-id ID   a Firefox add-on id the .deb's Firefox manifest allows (repeatable)

@@ -3,11 +3,11 @@
 //! One source tree builds every vendor's host. The default, `com.browserx.llm_cache`, is named
 //! `llm-cache-host` wherever a person types or sees it: its command, package and data folder. Any other
 //! host name, `com.example.mail_cache` say, gives:
-//! - the command and Debian package `mail-cache`: the last component, `_` turned into `-` (a person
-//!   types it, and Debian allows no `_` in package names);
+//! - the command and Debian package `com.example.mail-cache`: the whole name, `_` turned into `-`
+//!   (Debian allows no `_` in package names, and no host name has a `-`, so two host names never
+//!   share a command or a package: two vendors' packages install side by side);
 //! - the data folder `com.example.mail_cache` (under `~/.local/share` and its kin, and as the install
-//!   base of a system install): the whole name, so two vendors' hosts never share a store even when
-//!   their commands are alike;
+//!   base of a system install): the whole name, so two vendors' hosts never share a store;
 //! - the installed copy of the binary, `<data folder>/bin/com.example.mail_cache`: named so that the
 //!   copy knows which host it is.
 //!
@@ -32,14 +32,29 @@ pub const DEFAULT_HOST_NAME: &str = "com.browserx.llm_cache";
 /// The default host's command, Debian package, installed binary and data folder.
 pub const DEFAULT_COMMAND: &str = "llm-cache-host";
 
-/// The longest host name taken. Chrome sets none; the name becomes a file name (with `.json`), a
-/// folder name and a registry key, which all stop at 255 characters.
-pub const MAX_HOST_NAME_BYTES: usize = 128;
+/// The longest host name taken. Windows stops paths at `MAX_PATH`, 260 characters with the final
+/// NUL, and a user install there writes the host name twice into its longest path, the manifest's
+/// temporary file `%LOCALAPPDATA%\<name>\manifests\chromium\<name>.json.tmp<pid>`: with a typical
+/// `%LOCALAPPDATA%` ([`TYPICAL_LOCAL_APP_DATA`]) this length keeps that path, and the copy
+/// `%LOCALAPPDATA%\<name>\bin\<name>.exe`, within it. Chrome sets no limit of its own.
+pub const MAX_HOST_NAME_BYTES: usize = 88;
+
+/// The `%LOCALAPPDATA%` that [`MAX_HOST_NAME_BYTES`] is measured against: a user name of 20
+/// characters, the longest Windows lets one be.
+pub const TYPICAL_LOCAL_APP_DATA: &str = r"C:\Users\abcdefghijklmnopqrst\AppData\Local";
+
+/// The names Windows keeps for devices: a file or folder named one of them, with any extension, is the
+/// device, so no part of a host name (which names files and folders there) may be one.
+pub const WINDOWS_DEVICE_NAMES: [&str; 24] = [
+    "con", "prn", "aux", "nul", "com0", "com1", "com2", "com3", "com4", "com5", "com6", "com7", "com8", "com9", "lpt0",
+    "lpt1", "lpt2", "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9",
+];
 
 /// The rule, in words, for the errors that refuse a name.
 pub const HOST_NAME_RULE: &str = "a host name is Chrome's: lowercase letters, digits, '_' and '.', with no '.' at \
-    either end and no '..'; here also a reverse domain name with at least one '.', at most 128 characters, whose \
-    last part (which names the command) starts with a letter or digit and is at least 2 characters, \
+    either end and no '..'; here also a reverse domain name with at least one '.', at most 88 characters, that \
+    starts with a letter or digit, whose last part starts with a letter or digit and is at least 2 characters, and \
+    with no part that Windows keeps for a device (con, prn, aux, nul, com0 to com9, lpt0 to lpt9), \
     e.g. com.example.mail_cache";
 
 /// The host name the binary was built with, set once as it starts ([`HostName::set_built_in`]).
@@ -58,13 +73,7 @@ impl HostName {
         if !is_host_name(name) {
             return Err(format!("\"{}\" is not a host name: {HOST_NAME_RULE}", name.escape_debug()));
         }
-        let host = HostName(name.to_owned());
-        if !host.is_default() && host.command() == DEFAULT_COMMAND {
-            return Err(format!(
-                "\"{name}\" would have the command {DEFAULT_COMMAND}, which is the default host's: choose another last part"
-            ));
-        }
-        Ok(host)
+        Ok(HostName(name.to_owned()))
     }
 
     /// The default host, `com.browserx.llm_cache`.
@@ -96,7 +105,8 @@ impl HostName {
         static CURRENT: OnceLock<HostName> = OnceLock::new();
         CURRENT
             .get_or_init(|| {
-                // The real file, not a link to it: `~/.local/bin/mail-cache` links to the named copy.
+                // The real file, not a link to it: `~/.local/bin/com.example.mail-cache` links to the
+                // named copy.
                 match std::env::current_exe().and_then(|exe| exe.canonicalize()) {
                     Ok(exe) => HostName::of_executable(&exe, Os::current()),
                     Err(_) => HostName::built_in(),
@@ -117,12 +127,14 @@ impl HostName {
     }
 
     /// The command people type, which is also the Debian package's name: `llm-cache-host` for the
-    /// default, else the last component with `_` turned into `-`.
+    /// default, else the whole host name with `_` turned into `-`. It follows Debian's rule for a
+    /// package name (`[a-z0-9][a-z0-9+.-]+`), and it is never another host's: a host name has no `-`,
+    /// and the default's command has no `.`.
     pub fn command(&self) -> String {
         if self.is_default() {
             return DEFAULT_COMMAND.to_owned();
         }
-        self.0.rsplit('.').next().unwrap_or(&self.0).replace('_', "-")
+        self.0.replace('_', "-")
     }
 
     /// The folder the host's data goes in under the OS's data directory, and a system install's base.
@@ -164,7 +176,13 @@ impl std::fmt::Display for HostName {
 /// the binary compiles.
 pub const fn is_host_name(name: &str) -> bool {
     let bytes = name.as_bytes();
-    if bytes.is_empty() || bytes.len() > MAX_HOST_NAME_BYTES || bytes[0] == b'.' || bytes[bytes.len() - 1] == b'.' {
+    // The first character starts the command and the Debian package, which must start with a letter
+    // or digit.
+    if bytes.is_empty()
+        || bytes.len() > MAX_HOST_NAME_BYTES
+        || !(bytes[0].is_ascii_lowercase() || bytes[0].is_ascii_digit())
+        || bytes[bytes.len() - 1] == b'.'
+    {
         return false;
     }
     let mut dots = 0;
@@ -183,9 +201,36 @@ pub const fn is_host_name(name: &str) -> bool {
         }
         i += 1;
     }
-    // The last part names the command: a letter or digit first, so it is never read as a flag, and
-    // two characters at least, as Debian asks of a package name.
-    dots > 0 && bytes.len() - last_start >= 2 && bytes[last_start] != b'_'
+    // The last part is what people read as the host's own name: a letter or digit first, and two
+    // characters at least.
+    dots > 0 && bytes.len() - last_start >= 2 && bytes[last_start] != b'_' && !has_device_part(bytes)
+}
+
+/// Whether a `.`-separated part of `name` is one of [`WINDOWS_DEVICE_NAMES`], in any case.
+const fn has_device_part(name: &[u8]) -> bool {
+    let mut start = 0;
+    while start <= name.len() {
+        let mut end = start;
+        while end < name.len() && name[end] != b'.' {
+            end += 1;
+        }
+        let mut d = 0;
+        while d < WINDOWS_DEVICE_NAMES.len() {
+            let device = WINDOWS_DEVICE_NAMES[d].as_bytes();
+            if end - start == device.len() {
+                let mut i = 0;
+                while i < device.len() && name[start + i].to_ascii_lowercase() == device[i] {
+                    i += 1;
+                }
+                if i == device.len() {
+                    return true;
+                }
+            }
+            d += 1;
+        }
+        start = end + 1;
+    }
+    false
 }
 
 #[cfg(test)]
@@ -218,8 +263,65 @@ mod tests {
             let error = HostName::parse(bad).unwrap_err();
             assert!(error.contains("lowercase letters") && error.contains("com.example.mail_cache"), "{bad}: {error}");
         }
-        let error = HostName::parse("com.other.llm_cache_host").unwrap_err();
-        assert!(error.contains("the default host's"), "{error}");
+    }
+
+    #[test]
+    fn each_host_names_its_own_command_and_package_by_debians_rule() {
+        // Two vendors' hosts that end alike, and one that ends like the default's command.
+        let commands: Vec<String> = ["com.example.mail_cache", "org.other.mail_cache", "com.other.llm_cache_host"]
+            .into_iter()
+            .map(|name| HostName::parse(name).unwrap().command())
+            .collect();
+        assert_eq!(commands, ["com.example.mail-cache", "org.other.mail-cache", "com.other.llm-cache-host"]);
+        let debian = |name: &str| {
+            let b = name.as_bytes();
+            b.len() >= 2
+                && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
+                && b.iter().all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || b"+.-".contains(&c))
+        };
+        let cases = include_str!("../tests/host_names.txt");
+        for name in cases.lines().filter_map(|line| line.strip_prefix("ok ")).chain([DEFAULT_HOST_NAME]) {
+            let command = HostName::parse(name).unwrap().command();
+            assert!(debian(&command), "{name}: {command}");
+        }
+        // A name starting with '_' would give a package starting with '-'.
+        assert!(HostName::parse("_x.example.ab").is_err());
+    }
+
+    #[test]
+    fn the_shared_cases() {
+        // The cases every checker of the rule runs: the scripts' and the shim's too.
+        for line in include_str!("../tests/host_names.txt").lines().filter(|line| !line.starts_with('#')) {
+            let (want, name) = line.split_once(' ').unwrap();
+            assert_eq!(HostName::parse(name).is_ok(), want == "ok", "{line}");
+        }
+    }
+
+    #[test]
+    fn the_rule_names_its_limit_and_a_windows_path_stays_within_max_path() {
+        assert!(HOST_NAME_RULE.contains(&format!("at most {MAX_HOST_NAME_BYTES} characters")), "{HOST_NAME_RULE}");
+        // Windows' MAX_PATH counts the final NUL; a process id is at most 10 digits.
+        let name = "n".repeat(MAX_HOST_NAME_BYTES);
+        let longest = [
+            format!(r"{TYPICAL_LOCAL_APP_DATA}\{name}\manifests\chromium\{name}.json.tmp4294967295"),
+            format!(r"{TYPICAL_LOCAL_APP_DATA}\{name}\bin\{name}.exe.new"),
+        ];
+        for path in longest {
+            assert!(path.len() < 260, "{} characters: {path}", path.len());
+        }
+    }
+
+    #[test]
+    fn windows_device_names_are_refused_as_any_part() {
+        for device in WINDOWS_DEVICE_NAMES {
+            for name in [format!("{device}.example.app"), format!("com.{device}.app"), format!("com.example.{device}")]
+            {
+                let error = HostName::parse(&name).unwrap_err();
+                assert!(error.contains("Windows keeps for a device"), "{name}: {error}");
+            }
+            assert!(has_device_part(device.to_uppercase().as_bytes()), "{device}");
+            assert!(is_host_name(&format!("com.{device}x.app")), "{device}x");
+        }
     }
 
     #[test]
@@ -231,12 +333,15 @@ mod tests {
         assert_eq!(default.manifest_file(), "com.browserx.llm_cache.json");
 
         let mail = HostName::parse("com.example.mail_cache").unwrap();
-        assert_eq!(mail.command(), "mail-cache");
+        assert_eq!(mail.command(), "com.example.mail-cache");
         assert_eq!(mail.folder(), "com.example.mail_cache");
         assert_eq!(mail.binary_file(Os::Linux), "com.example.mail_cache");
         assert_eq!(mail.binary_file(Os::Windows), "com.example.mail_cache.exe");
         assert_eq!(mail.manifest_file(), "com.example.mail_cache.json");
-        assert_eq!(mail.invocation("mail-cache", "doctor"), "mail-cache doctor --host-name com.example.mail_cache");
+        assert_eq!(
+            mail.invocation("com.example.mail-cache", "doctor"),
+            "com.example.mail-cache doctor --host-name com.example.mail_cache"
+        );
         assert_eq!(default.invocation("llm-cache-host", "doctor"), "llm-cache-host doctor");
     }
 
@@ -255,8 +360,12 @@ mod tests {
             assert_eq!(HostName::of_executable(Path::new(path), os).as_str(), expected, "{path}");
         }
         // A file named otherwise is the host it was built for.
-        for path in ["/usr/bin/llm-cache-host", "/usr/bin/mail-cache", "/tmp/llm_cache_host-0123abcd", "/x/mail_cache"]
-        {
+        for path in [
+            "/usr/bin/llm-cache-host",
+            "/usr/bin/com.example.mail-cache",
+            "/tmp/llm_cache_host-0123abcd",
+            "/x/mail_cache",
+        ] {
             assert_eq!(HostName::of_executable(Path::new(path), Os::Linux), HostName::built_in(), "{path}");
         }
     }

@@ -104,7 +104,7 @@ mod tests {
 
     #[test]
     fn every_command_is_told_apart_from_a_launch_line_by_its_first_word() {
-        for command in crate::cli::command(crate::cli::PROGRAM).get_subcommands() {
+        for command in crate::cli::command(&crate::host_name::HostName::default_host()).get_subcommands() {
             let word = command.get_name();
             for second in ["cache@browserx.dev", "x.json", "chrome-extension://abcdefghijklmnopabcdefghijklmnop/"] {
                 assert_eq!(parse_words(&[word, second]), Launch::Command(vec![word.into(), second.into()]), "{word}");

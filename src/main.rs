@@ -9,7 +9,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use llm_cache_host::cli::{self, PROGRAM, USAGE_ERROR};
+use llm_cache_host::cli::{self, USAGE_ERROR};
 use llm_cache_host::clock::SystemClock;
 use llm_cache_host::cmd::Context;
 use llm_cache_host::host_name::{self, HostName};
@@ -37,17 +37,19 @@ fn main() -> ExitCode {
     }
     // A lossy conversion would turn different ids into one origin; refuse what isn't UTF-8.
     let args: Result<Vec<String>, _> = std::env::args_os().skip(1).map(|a| a.into_string()).collect();
+    // Every help and message names this binary's own command, a vendor's as much as the default's.
+    let host = HostName::current();
     let Ok(args) = args else {
-        let help = cli::help(PROGRAM);
-        eprintln!("{PROGRAM}: an argument is not valid UTF-8, so it can't name an extension\n\n{help}");
+        let help = cli::help(&host);
+        eprintln!("{}: an argument is not valid UTF-8, so it can't name an extension\n\n{help}", host.command());
         return ExitCode::from(USAGE_ERROR);
     };
     match launch::parse(&args) {
         Launch::Host { origin } => run_host(origin),
         Launch::Introduce => cli::welcome::introduce(),
-        Launch::Command(args) => cli::run(PROGRAM, &args),
+        Launch::Command(args) => cli::run(&host, &args),
         Launch::Help => {
-            print!("{}", cli::help(PROGRAM));
+            print!("{}", cli::help(&host));
             ExitCode::SUCCESS
         }
         Launch::Version => {
@@ -55,7 +57,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Launch::Invalid(why) => {
-            eprintln!("{PROGRAM}: {why}\n\n{}", cli::help(PROGRAM));
+            eprintln!("{}: {why}\n\n{}", host.command(), cli::help(&host));
             ExitCode::from(USAGE_ERROR)
         }
     }

@@ -144,11 +144,11 @@ fn install_under_another_name_writes_that_hosts_files() {
     let firefox = read_json(&home.firefox_manifest(MAIL));
     assert_eq!((&firefox["name"], &firefox["path"]), (&json!(MAIL), &json!(copy.to_str().unwrap())));
     assert!(home.data(MAIL).join("install.json").exists());
-    // The command is the last part of the name, linked to the copy; the default host's names are untouched.
-    let link = home.path().join(".local/bin/mail-cache");
+    // The command is the whole name with '_' as '-', linked to the copy; the default host's names are untouched.
+    let link = home.path().join(".local/bin/com.example.mail-cache");
     assert_eq!(std::fs::read_link(&link).unwrap(), copy);
-    assert!(run.1.contains("OK   command: mail-cache ("), "{}", run.1);
-    assert!(run.1.contains("`mail-cache doctor` checks"), "{}", run.1);
+    assert!(run.1.contains("OK   command: com.example.mail-cache ("), "{}", run.1);
+    assert!(run.1.contains("`com.example.mail-cache doctor` checks"), "{}", run.1);
     for absent in [
         home.chromium_manifest("com.browserx.llm_cache"),
         home.data("llm-cache-host"),
@@ -179,10 +179,10 @@ fn install_under_another_name_writes_that_hosts_files() {
     assert!(!home.data("llm-cache-host").exists(), "the default host's folder stays out of it");
 
     // Its command checks and lists its own host, with no --host-name.
-    let checked = home.doctor("mail-cache", &["--browser", "chromium", "--extension-id", MAIL_ID, "-v"]);
-    assert_ok(&checked, "mail-cache doctor");
+    let checked = home.doctor("com.example.mail-cache", &["--browser", "chromium", "--extension-id", MAIL_ID, "-v"]);
+    assert_ok(&checked, "com.example.mail-cache doctor");
     assert!(checked.1.contains(&format!("OK   chromium: name \"{MAIL}\" matches the file name")), "{}", checked.1);
-    let (code, sessions) = home.run("mail-cache", &["sessions"]);
+    let (code, sessions) = home.run("com.example.mail-cache", &["sessions"]);
     assert!(code == 0 && sessions.contains("conv_mail"), "{sessions}");
 
     // Uninstalling it removes what it wrote and leaves its data.
@@ -213,12 +213,12 @@ fn two_hosts_side_by_side_stay_apart() {
     assert_eq!(home.ask(&mail_copy, MAIL_ID, &stats_request("conv_mail"))["result"]["itemCount"], 1);
     assert_eq!(home.ask(&default_copy, MAIL_ID, &stats_request("conv_mail"))["result"]["itemCount"], 0);
     let (_, default_sessions) = home.run("llm-cache-host", &["sessions"]);
-    let (_, mail_sessions) = home.run("mail-cache", &["sessions"]);
+    let (_, mail_sessions) = home.run("com.example.mail-cache", &["sessions"]);
     assert!(default_sessions.contains("conv_demo") && !default_sessions.contains("conv_mail"), "{default_sessions}");
     assert!(mail_sessions.contains("conv_mail") && !mail_sessions.contains("conv_demo"), "{mail_sessions}");
 
     // Removing one leaves the other whole and working.
-    assert_ok(&home.run("mail-cache", &["uninstall"]), "mail-cache uninstall");
+    assert_ok(&home.run("com.example.mail-cache", &["uninstall"]), "com.example.mail-cache uninstall");
     assert!(!home.chromium_manifest(MAIL).exists() && !mail_copy.exists());
     assert!(home.path().join(".local/bin/llm-cache-host").exists());
     assert_ok(
@@ -233,9 +233,41 @@ fn two_hosts_side_by_side_stay_apart() {
 }
 
 #[test]
+fn two_vendors_whose_names_end_alike_get_commands_of_their_own() {
+    // Both names end in mail_cache: each host's command is its whole name, so neither takes the other's.
+    const OTHER: &str = "org.other.mail_cache";
+    const OTHER_ID: &str = "cccccccccccccccccccccccccccccccc";
+    let home = Home::new();
+    for (name, id) in [(MAIL, MAIL_ID), (OTHER, OTHER_ID)] {
+        let install = ["install", "--host-name", name, "--browser", "chromium", "--extension-id", id];
+        assert_ok(&home.host(&install), name);
+    }
+    for (name, command) in [(MAIL, "com.example.mail-cache"), (OTHER, "org.other.mail-cache")] {
+        let link = home.path().join(".local/bin").join(command);
+        assert_eq!(std::fs::read_link(&link).unwrap(), home.data(name).join("bin").join(name), "{command}");
+        let root = home.policy_root();
+        let (code, text) = home.run(command, &["doctor", "--policy-root", root.to_str().unwrap(), "-v"]);
+        assert_eq!(code, 0, "{command} doctor:\n{text}");
+        assert!(text.contains(&format!("OK   chromium: name \"{name}\" matches the file name")), "{command}:\n{text}");
+    }
+}
+
+#[test]
 fn host_names_are_checked_by_chromes_rule() {
     let home = Home::new();
-    for bad in ["Com.Example.Mail", "mail_cache", "com..example", ".com.example", "com.example.mail-cache"] {
+    let too_long = format!("com.example.{}", "a".repeat(77));
+    for bad in [
+        "Com.Example.Mail",
+        "mail_cache",
+        "com..example",
+        ".com.example",
+        "com.example.mail-cache",
+        // Windows devices, as any part, and a name that would take a Windows install past MAX_PATH.
+        "com.nul.cache",
+        "con.example.app",
+        "com.example.lpt1",
+        &too_long,
+    ] {
         let (code, text) = home.host(&["install", "--host-name", bad]);
         assert_eq!(code, 2, "{bad}: {text}");
         assert!(text.contains("is not a host name") && text.contains("lowercase letters"), "{bad}: {text}");
@@ -246,12 +278,11 @@ fn host_names_are_checked_by_chromes_rule() {
 #[test]
 fn the_scripts_check_host_names_before_building() {
     for script in ["install.sh", "scripts/release.sh"] {
-        for good in [MAIL, "com.browserx.llm_cache", "a.bc"] {
+        for good in [MAIL, "com.browserx.llm_cache", "a.bc", "com.x.llm_cache_host"] {
             let (_, stderr) = common::script_without_cargo(script, &["--host-name", good], &[]);
             assert!(stderr.contains("cargo is missing"), "{script} {good}: {stderr}");
         }
-        for bad in
-            ["Com.Example.Mail", "mail_cache", "com..x", "com.x.", "com.x.a", "com.x._ab", "com.x.llm_cache_host"]
+        for bad in ["Com.Example.Mail", "mail_cache", "com..x", "com.x.", "com.x.a", "com.x._ab", "_x.ab", "com.nul.ab"]
         {
             let (code, stderr) = common::script_without_cargo(script, &["--host-name", bad], &[]);
             assert_eq!(code, Some(2), "{script} {bad}: {stderr}");
@@ -263,6 +294,21 @@ fn the_scripts_check_host_names_before_building() {
     }
     let (_, stderr) = common::script_without_cargo("scripts/release.sh", &[], &[("RELEASE_HOST_NAME", "Bad")]);
     assert!(stderr.contains("\"Bad\" is not a host name"), "{stderr}");
+}
+
+#[test]
+fn the_scripts_rule_takes_and_refuses_what_the_binarys_does() {
+    // tests/host_names.txt holds the cases src/host_name.rs and the shim's host-name.ts check too.
+    let check = r#". scripts/extension-ids.sh
+        while IFS= read -r line; do
+          case $line in '#'*) continue ;; esac
+          if is_host_name "${line#* }"; then echo "ok ${line#* }"; else echo "no ${line#* }"; fi
+        done < tests/host_names.txt"#;
+    let output = Command::new("bash").args(["-c", check]).current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let cases = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/host_names.txt")).unwrap();
+    let expected: Vec<&str> = cases.lines().filter(|line| !line.starts_with('#')).collect();
+    assert_eq!(String::from_utf8(output.stdout).unwrap().lines().collect::<Vec<_>>(), expected);
 }
 
 #[test]
@@ -287,7 +333,7 @@ fn quoted_after<'a>(text: &'a str, marker: &str) -> &'a str {
 
 #[test]
 fn a_vendor_hosts_advice_names_its_own_command_and_runs_as_shown() {
-    // A developer's host, installed as its command: `mail-cache` runs a copy that knows it is MAIL.
+    // A developer's host, installed as its command: `com.example.mail-cache` runs a copy that knows it is MAIL.
     let home = Home::new();
     let install = ["install", "--host-name", MAIL, "--browser", "chromium", "--extension-id", MAIL_ID];
     assert_ok(&home.host(&install), "install --host-name");
@@ -295,29 +341,32 @@ fn a_vendor_hosts_advice_names_its_own_command_and_runs_as_shown() {
     std::fs::remove_file(&manifest).unwrap();
 
     // Its doctor finds the manifest gone and says how to put it back, with its own command and name.
-    let (code, text) = home.doctor("mail-cache", &[]);
+    let (code, text) = home.doctor("com.example.mail-cache", &[]);
     assert_eq!(code, 1, "{text}");
     let fix = quoted_after(&text, "(the browser says \"Specified native messaging host not found\"): run `");
-    assert_eq!(fix, format!("mail-cache install --host-name {MAIL} --browser chromium --extension-id {MAIL_ID}"));
+    assert_eq!(
+        fix,
+        format!("com.example.mail-cache install --host-name {MAIL} --browser chromium --extension-id {MAIL_ID}")
+    );
     assert!(!text.contains("llm-cache-host"), "every command doctor shows is the host's own:\n{text}");
     // Run as shown, it repairs the install: doctor then passes, for the same extension.
     let run = home.command("sh").args(["-c", fix]).output().unwrap();
     assert!(run.status.success(), "{fix}: {}", String::from_utf8_lossy(&run.stdout));
     assert_eq!(read_json(&manifest)["allowed_origins"], json!([format!("chrome-extension://{MAIL_ID}/")]));
-    assert_ok(&home.doctor("mail-cache", &[]), "doctor after the fix");
+    assert_ok(&home.doctor("com.example.mail-cache", &[]), "doctor after the fix");
 
     // With no arguments and no terminal, it explains itself as itself; the doctor command it shows works.
-    let output = home.command("mail-cache").stdin(Stdio::null()).output().unwrap();
+    let output = home.command("com.example.mail-cache").stdin(Stdio::null()).output().unwrap();
     let welcome = String::from_utf8(output.stderr).unwrap();
     assert_eq!(output.status.code(), Some(2), "{welcome}");
     assert!(
-        welcome.starts_with("mail-cache is the native messaging host behind the llm_cache StorageTool"),
+        welcome.starts_with("com.example.mail-cache is the native messaging host behind the llm_cache StorageTool"),
         "{welcome}"
     );
     assert!(welcome.contains(&format!("  chromium (for you): extension {MAIL_ID}\n")), "{welcome}");
     assert!(!welcome.contains("llm-cache-host"), "{welcome}");
     let check = quoted_after(&welcome, "\n`");
-    assert_eq!(check, format!("mail-cache doctor --host-name {MAIL}"));
+    assert_eq!(check, format!("com.example.mail-cache doctor --host-name {MAIL}"));
     let root = home.policy_root();
     let shown = format!("{check} --policy-root '{}'", root.display());
     let run = home.command("sh").args(["-c", &shown]).output().unwrap();
@@ -325,9 +374,9 @@ fn a_vendor_hosts_advice_names_its_own_command_and_runs_as_shown() {
     assert!(run.status.success() && said.contains("all ") && said.contains(" checks passed"), "{shown}:\n{said}");
 
     // Uninstalling it says how to check it afterwards and how to remove its data, naming this host.
-    let (code, text) = home.run("mail-cache", &["uninstall"]);
+    let (code, text) = home.run("com.example.mail-cache", &["uninstall"]);
     assert_eq!(code, 0, "{text}");
-    assert!(text.contains("Uninstalled. The `mail-cache` command went with it"), "{text}");
+    assert!(text.contains("Uninstalled. The `com.example.mail-cache` command went with it"), "{text}");
     assert!(
         text.contains(&format!(
             "`./llm-cache-host doctor --host-name {MAIL}`, from the folder you unpacked it in \
@@ -336,4 +385,42 @@ fn a_vendor_hosts_advice_names_its_own_command_and_runs_as_shown() {
         "{text}"
     );
     assert!(text.contains(&format!("`./llm-cache-host uninstall --host-name {MAIL} --purge`")), "{text}");
+}
+
+#[test]
+fn a_vendor_binarys_help_names_its_own_command() {
+    let home = Home::new();
+    let named = home.path().join(MAIL);
+    common::copy_binary(&named);
+    let (code, help) = home.run(&named, &["--help"]);
+    assert_eq!(code, 0, "{help}");
+    assert!(
+        help.contains("Usage: com.example.mail-cache <COMMAND>")
+            && help.contains("  com.example.mail-cache chrome-extension://"),
+        "{help}"
+    );
+    assert!(help.contains(&format!("per-user data dir + /{MAIL};")), "{help}");
+    assert!(!help.contains("llm-cache-host"), "{help}");
+    let commands: Vec<&str> = help
+        .split("Commands:\n")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .take_while(|line| !line.is_empty())
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    assert!(commands.len() >= 10 && commands.contains(&"install"), "{commands:?} in {help}");
+    for command in commands {
+        let (code, text) = home.run(&named, &[command, "--help"]);
+        assert_eq!(code, 0, "{command}: {text}");
+        assert!(text.contains(&format!("Usage: com.example.mail-cache {command}")), "{command}: {text}");
+        assert!(!text.contains("llm-cache-host"), "{command}: {text}");
+    }
+    let (_, install) = home.run(&named, &["install", "--help"]);
+    assert!(install.contains(&format!("Linux    ~/.local/share/{MAIL}\n")), "{install}");
+    let (_, call) = home.run(&named, &["call", "--help"]);
+    assert!(call.contains("| com.example.mail-cache call"), "{call}");
+    // A launch line that makes no sense is answered with the same help.
+    let (code, text) = home.run(&named, &["bogus"]);
+    assert!(code == 2 && text.starts_with("com.example.mail-cache: ") && !text.contains("llm-cache-host"), "{text}");
 }

@@ -577,12 +577,28 @@ fn install_sh_checks_options_before_building() {
         (&["--firefox-extension-id", "plain"], "a Firefox add-on id is a {GUID}"),
         (&["--user-data-dir"], "--user-data-dir needs a value"),
         (&["--frobnicate"], "unknown option --frobnicate"),
+        // The --option=value forms are checked alike.
+        (&["--extension-id=not-an-id"], "--extension-id not-an-id: a Chrome extension id is 32 letters from a to p"),
+        (&["--extension-id="], "--extension-id needs a value"),
+        (
+            &["--browser=safari"],
+            "--browser safari: the browsers are chrome, chromium, edge, brave, vivaldi and firefox",
+        ),
+        (&["--firefox-extension-id=plain"], "a Firefox add-on id is a {GUID}"),
+        (&["--host-name=com.nul.cache"], "--host-name com.nul.cache: a host name is lowercase letters"),
+        (&["--user-data-dir="], "--user-data-dir needs a value"),
     ] {
         let output = Command::new("/bin/bash").arg(&script).args(args).env("PATH", "/usr/bin:/bin").output().unwrap();
         let stderr = String::from_utf8(output.stderr).unwrap();
         assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(said) && stderr.contains("./install.sh --help"), "{args:?}: {stderr}");
     }
+    // Good values in either form reach the build.
+    let good =
+        ["--extension-id=abcdefghijklmnopabcdefghijklmnop", "--browser=firefox", "--host-name=com.example.mail_cache"];
+    let output = Command::new("/bin/bash").arg(&script).args(good).env("PATH", "/usr/bin:/bin").output().unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("cargo is missing"), "{good:?}: {stderr}");
 }
 
 /// After install, `llm-cache-host doctor` works as typed when ~/.local/bin is on PATH (a link there
@@ -912,29 +928,39 @@ fn an_unreadable_or_missing_record_stops_nothing() {
     assert!(!machine.chromium_manifest().exists() && !machine.installed_binary().exists(), "{}", run.stdout);
 }
 
-/// A host whose command is another program's name (`com.example.ls`, command `ls`) never shadows
-/// that program: install makes no ~/.local/bin/ls, says why, and the full command it prints works.
+/// A host whose command is already another program's on PATH (here a stand-in named
+/// `com.example.mail-cache`, in a folder after ~/.local/bin) never shadows it: install makes no link,
+/// says why, and the full command it prints works.
 #[test]
 fn a_command_named_like_another_program_is_not_linked() {
+    use std::os::unix::fs::PermissionsExt;
     let machine = Machine::new();
     let bin = machine.home().join(".local/bin");
-    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let elsewhere = machine.home().join("other-bin");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let other = elsewhere.join("com.example.mail-cache");
+    std::fs::write(&other, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}:/usr/bin:/bin", bin.display(), elsewhere.display());
     let output = machine
         .command(common::binary())
-        .args(["install", "--host-name", "com.example.ls", "--browser", "chromium"])
+        .args(["install", "--host-name", "com.example.mail_cache", "--browser", "chromium"])
         .env("PATH", &path)
         .output()
         .unwrap();
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(output.status.success(), "{stdout}");
-    assert!(std::fs::symlink_metadata(bin.join("ls")).is_err(), "no link hides ls:\n{stdout}");
-    let binary = machine.data().join("bin/com.example.ls");
+    assert!(
+        std::fs::symlink_metadata(bin.join("com.example.mail-cache")).is_err(),
+        "no link hides the other program:\n{stdout}"
+    );
+    let binary = machine.data().join("bin/com.example.mail_cache");
     let full = format!("{} doctor", binary.display());
-    let other = if Path::new("/usr/bin/ls").is_file() { "/usr/bin/ls" } else { "/bin/ls" };
     assert!(
         stdout.contains(&format!(
-            "NOTE no `ls` command: {other} is on your PATH under that name, and a link in {} would stand in for it, \
-             so type the command in full: {full}",
+            "NOTE no `com.example.mail-cache` command: {} is on your PATH under that name, and a link in {} would \
+             stand in for it, so type the command in full: {full}",
+            other.display(),
             bin.display()
         )),
         "{stdout}"

@@ -1,5 +1,6 @@
 // Two vendors' hosts on one machine, installed for real: scripts/release.sh --host-name builds a .deb for each of
-// two host names (com.example.mail_cache and org.example.notes_cache), `dpkg -i` installs both side by side, and
+// two host names that end alike (com.example.mail_cache and org.example.mail_cache, so packages named by the last
+// part alone would be one package to dpkg), `dpkg -i` installs both side by side, and
 // two extensions with different ids (fresh keys) each call createLlmCache({ hostName }) in real Chromium:
 // - each is served by its own package's binary (/proc says which process serves which origin), which keeps its
 //   store in its own data directory (~/.local/share/<host name>), so neither host's CLI sees the other's session;
@@ -36,16 +37,17 @@ function freshExtensionKey() {
 
 /** The two vendors: host name, the command and package release.sh names after it, and their extension. */
 const VENDORS = [
-  // The mail vendor ships for Chrome and Firefox; the notes vendor for Chrome only.
-  { hostName: "com.example.mail_cache", name: "mail-cache", addonId: "@mail-cache-e2e", ...freshExtensionKey() },
-  { hostName: "org.example.notes_cache", name: "notes-cache", addonId: undefined, ...freshExtensionKey() },
+  // The first vendor ships for Chrome and Firefox; the other for Chrome only.
+  // The command and package of each are the whole host name with '_' as '-'.
+  { hostName: "com.example.mail_cache", name: "com.example.mail-cache", addonId: "@mail-cache-e2e", ...freshExtensionKey() },
+  { hostName: "org.example.mail_cache", name: "org.example.mail-cache", addonId: undefined, ...freshExtensionKey() },
 ].map((vendor) => ({
   ...vendor,
   origin: `chrome-extension://${vendor.id}/`,
   binary: `/usr/bin/${vendor.name}`,
   chromiumManifest: `/etc/chromium/native-messaging-hosts/${vendor.hostName}.json`,
 }));
-const [MAIL, NOTES] = VENDORS;
+const [MAIL, OTHER] = VENDORS;
 
 /** Runs a command to completion; fails with its output unless it exits 0. */
 function run(command, args, options = {}) {
@@ -230,7 +232,7 @@ describe("two hosts of different names, each from its own .deb, side by side", {
     // Both ports are open: each origin is served, right now, by its own vendor's binary.
     assert.deepEqual(hostProcesses(sandbox.home), VENDORS.map((v) => ({ exe: v.binary, args: [v.origin] })));
     // Each host's store holds its own extension's session and not the other's.
-    for (const [vendor, other] of [[MAIL, NOTES], [NOTES, MAIL]]) {
+    for (const [vendor, other] of [[MAIL, OTHER], [OTHER, MAIL]]) {
       const sessions = sessionsOf(vendor, sandbox.env);
       assert.ok(sessions.includes(vendor.sessionId) && !sessions.includes(other.sessionId), `${vendor.name} sessions: ${sessions}`);
     }
@@ -239,7 +241,7 @@ describe("two hosts of different names, each from its own .deb, side by side", {
     // The user's plain `doctor` (the command each package installs, no arguments) checks that package's own
     // manifests and ids and proves its store: every check passes, and neither the demo's id nor another
     // vendor's name is mentioned.
-    for (const [vendor, other] of [[MAIL, NOTES], [NOTES, MAIL]]) {
+    for (const [vendor, other] of [[MAIL, OTHER], [OTHER, MAIL]]) {
       const report = run(vendor.binary, ["doctor"], { env: sandbox.env });
       assert.match(report, /OK {3}store:/, report);
       assert.ok(report.includes(vendor.id), report);
@@ -249,24 +251,24 @@ describe("two hosts of different names, each from its own .deb, side by side", {
     }
 
     // Neither extension may use the other vendor's host: its manifest allows only its own extension.
-    const { status } = await throughHost(MAIL.browser, NOTES.hostName, newSessionId(), false);
+    const { status } = await throughHost(MAIL.browser, OTHER.hostName, newSessionId(), false);
     assert.match(status.hostProblem ?? "", /not allowed for this extension's id/, JSON.stringify(status));
     for (const vendor of VENDORS) await closeCaches(vendor.browser);
   });
 
   it("dpkg -r of one removes its files only; the other extension is still served by its host", async () => {
-    assert.ok(NOTES.browser && MAIL.browser, "the browsers did not start");
-    run("dpkg", ["-r", NOTES.name]);
-    state.installed.delete(NOTES.name);
-    for (const file of NOTES.files) assert.equal(fs.existsSync(file), false, `${file} is still there`);
+    assert.ok(OTHER.browser && MAIL.browser, "the browsers did not start");
+    run("dpkg", ["-r", OTHER.name]);
+    state.installed.delete(OTHER.name);
+    for (const file of OTHER.files) assert.equal(fs.existsSync(file), false, `${file} is still there`);
     for (const file of MAIL.files) assert.ok(fs.existsSync(file), `${file} went with the other package`);
 
     const stillServed = await throughHost(MAIL.browser, MAIL.hostName, newSessionId());
     assert.equal(stillServed.status.backend, "host", JSON.stringify(stillServed.status));
     assert.ok(stillServed.read.includes(MAIL.hostName), stillServed.read);
-    const { status } = await throughHost(NOTES.browser, NOTES.hostName, newSessionId(), false);
-    assert.match(status.hostProblem ?? "", /^the native host is not installed: the browser found no manifest for org\.example\.notes_cache/, JSON.stringify(status));
-    assert.match(status.hostProblem ?? "", /--host-name org\.example\.notes_cache;/, status.hostProblem);
+    const { status } = await throughHost(OTHER.browser, OTHER.hostName, newSessionId(), false);
+    assert.match(status.hostProblem ?? "", /^the native host is not installed: the browser found no manifest for org\.example\.mail_cache/, JSON.stringify(status));
+    assert.match(status.hostProblem ?? "", /--host-name org\.example\.mail_cache;/, status.hostProblem);
     for (const vendor of VENDORS) await closeCaches(vendor.browser);
 
     run("dpkg", ["-r", MAIL.name]);

@@ -165,19 +165,35 @@ describe("the pages with the developer's settings, and no host, in Chromium", { 
     assert.deepEqual(links, [
       ["mail-agent-cache_2.1.0_amd64.deb", DEB_URL],
       // An address that doesn't end in the file is linked; the commands keep the release's own name, the host's.
-      [`mail-cache-${version}-x86_64-linux.tar.gz`, TARBALL_URL],
+      [`com.example.mail-cache-${version}-x86_64-linux.tar.gz`, TARBALL_URL],
     ]);
     const commands = await texts(page, "#steps .command");
     assert.deepEqual(commands, [
       "sudo apt install ./mail-agent-cache_2.1.0_amd64.deb",
-      `mail-cache install --extension-id ${EXTENSION_ID} --host-name com.example.mail_cache`,
-      `tar xzf mail-cache-${version}-x86_64-linux.tar.gz && cd mail-cache-${version}-x86_64-linux && ./mail-cache install --extension-id ${EXTENSION_ID} --host-name com.example.mail_cache`,
+      `com.example.mail-cache install --extension-id ${EXTENSION_ID} --host-name com.example.mail_cache`,
+      `tar xzf com.example.mail-cache-${version}-x86_64-linux.tar.gz && cd com.example.mail-cache-${version}-x86_64-linux && ./com.example.mail-cache install --extension-id ${EXTENSION_ID} --host-name com.example.mail_cache`,
     ]);
     // The page's own cache asked the developer's host, and says so.
     const details = await page.textContent("#status-details");
-    assert.match(details, /no manifest for com\.example\.mail_cache, .*Install it with the steps below; `mail-cache doctor` then checks each step/);
-    assert.match(await page.textContent("#steps"), /If the host is still not used, mail-cache doctor checks/);
+    assert.match(details, /no manifest for com\.example\.mail_cache, .*Install it with the steps below; `com\.example\.mail-cache doctor` then checks each step/);
+    assert.match(await page.textContent("#steps"), /If the host is still not used, com\.example\.mail-cache doctor checks/);
     assert.doesNotMatch(await page.textContent("#steps"), /source|Rust|Ask this extension's developer/);
+
+    // The page mounted again with other settings, in the same tab: a stable download address not named like the
+    // release file gets a cd into the folder tar finds in it; a plain http:// address is refused, saying why.
+    const remounted = await page.evaluate(async () => {
+      const { mountInstallPage } = await import("./install.js");
+      const root = document.body.appendChild(document.createElement("div"));
+      const downloads = { tarballX86_64: "https://mail.example/downloads/mail-cache-latest.tar.gz" };
+      await mountInstallPage(root, { hostName: "com.example.mail_cache", downloads });
+      const commands = [...root.querySelectorAll("#steps .command")].map((command) => command.textContent);
+      root.remove();
+      const refused = await mountInstallPage(document.createElement("div"), { downloads: { debAmd64: "http://mail.example/a.deb" } })
+        .then(() => "mounted", (error) => error.message);
+      return { commands, refused };
+    });
+    assert.equal(remounted.commands[2], `tar xzf mail-cache-latest.tar.gz && cd "$(tar tzf mail-cache-latest.tar.gz | head -n 1)" && ./com.example.mail-cache install --extension-id ${EXTENSION_ID} --host-name com.example.mail_cache`);
+    assert.match(remounted.refused, /^mountInstallPage's options: downloads\.debAmd64 must be an https:\/\/ address .*no plain http:\/\/ address\), not "http:\/\/mail\.example\/a\.deb"$/);
     await screenshot(page, "install-page.png");
     assert.deepEqual(page.errors, []);
   });

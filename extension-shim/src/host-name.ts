@@ -5,26 +5,28 @@
  * misspelt name is a TypeError where it is given, not a "host not found" for the extension's users to puzzle over.
  */
 
-import { NATIVE_HOST_NAME } from "./protocol.js";
+/**
+ * The longest host name taken (the host's MAX_HOST_NAME_BYTES): on Windows the name is a folder and, twice, in the
+ * path of the host's files, which must stay within MAX_PATH.
+ */
+export const MAX_HOST_NAME_CHARS = 88;
 
-/** The longest host name taken (the host's MAX_HOST_NAME_BYTES: the name becomes file, folder and key names). */
-export const MAX_HOST_NAME_CHARS = 128;
+/** The names Windows keeps for devices, which no part of a host name (a file and folder name there) may be. */
+const WINDOWS_DEVICE_PART = /(^|\.)(con|prn|aux|nul|com[0-9]|lpt[0-9])(\.|$)/i;
 
 /** The rule, in the host's words. */
 export const HOST_NAME_RULE =
   "a host name is Chrome's: lowercase letters, digits, '_' and '.', with no '.' at either end and no '..'; here also " +
-  "a reverse domain name with at least one '.', at most 128 characters, whose last part (which names the command) " +
-  "starts with a letter or digit and is at least 2 characters, e.g. com.example.mail_cache";
+  `a reverse domain name with at least one '.', at most ${MAX_HOST_NAME_CHARS} characters, that starts with a letter or digit, ` +
+  "whose last part starts with a letter or digit and is at least 2 characters, and with no part that Windows keeps for a device " +
+  "(con, prn, aux, nul, com0 to com9, lpt0 to lpt9), e.g. com.example.mail_cache";
 
-/** The default host's command, which no other host may have. */
-const DEFAULT_COMMAND = "llm-cache-host";
-
-/** Whether `name` follows HOST_NAME_RULE and, if it isn't the default host, doesn't take the default's command. */
+/** Whether `name` follows HOST_NAME_RULE. */
 export function isHostName(name: string): boolean {
-  if (name.length > MAX_HOST_NAME_CHARS || !/^[a-z0-9_]+(\.[a-z0-9_]+)+$/.test(name)) return false;
+  if (name.length > MAX_HOST_NAME_CHARS || !/^[a-z0-9][a-z0-9_]*(\.[a-z0-9_]+)+$/.test(name)) return false;
+  if (WINDOWS_DEVICE_PART.test(name)) return false;
   const last = name.slice(name.lastIndexOf(".") + 1);
-  if (last.length < 2 || last.startsWith("_")) return false;
-  return name === NATIVE_HOST_NAME || last.replace(/_/g, "-") !== DEFAULT_COMMAND;
+  return last.length >= 2 && !last.startsWith("_");
 }
 
 /** `value` when it is a host name, else a TypeError saying the rule; `where` names the option. */

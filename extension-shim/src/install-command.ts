@@ -72,12 +72,12 @@ export function idArguments(extensionId: string, os: string, browser: BrowserFam
 
 /**
  * The command a host registered as `hostName` is typed as, which is also its package's name, by the host's own
- * rule (src/host_name.rs): `llm-cache-host` for the default host, else the name's last part with `_` as `-`
- * (`com.example.mail_cache`: `mail-cache`).
+ * rule (src/host_name.rs): `llm-cache-host` for the default host, else the whole name with `_` as `-`
+ * (`com.example.mail_cache`: `com.example.mail-cache`), so that no two hosts share a command or a package.
  */
 export function hostCommand(hostName: string = NATIVE_HOST_NAME): string {
   if (hostName === NATIVE_HOST_NAME) return "llm-cache-host";
-  return (hostName.split(".").pop() ?? hostName).replace(/_/g, "-");
+  return hostName.replace(/_/g, "-");
 }
 
 /**

@@ -25,6 +25,7 @@ import {
   sourceInstallCommand,
 } from "../src/install-command.js";
 import { ProtocolVersionError } from "../src/errors.js";
+import { isHostName } from "../src/host-name.js";
 import { createLlmCache } from "../src/llm-cache.js";
 import { HOST_RELEASE, installWays } from "../src/pages/install-steps.js";
 import { releaseFile, tarballFolder } from "../src/pages/release-files.js";
@@ -244,6 +245,19 @@ function machine(): { root: string; env: NodeJS.ProcessEnv; remove: () => void }
   return { root, env, remove: () => rmSync(root, { recursive: true, force: true }) };
 }
 
+describe("the host-name rule", () => {
+  it("takes and refuses the shared cases as the host and the scripts do", () => {
+    // tests/host_names.txt holds the cases src/host_name.rs and scripts/extension-ids.sh check too.
+    const cases = readFileSync(fileURLToPath(new URL("../../../tests/host_names.txt", import.meta.url)), "utf8");
+    const lines = cases.split("\n").filter((line) => line !== "" && !line.startsWith("#"));
+    assert.ok(lines.length > 20);
+    for (const line of lines) {
+      const [want, name] = [line.slice(0, line.indexOf(" ")), line.slice(line.indexOf(" ") + 1)];
+      assert.equal(isHostName(name) ? "ok" : "no", want, line);
+    }
+  });
+});
+
 /**
  * The folders the commands run in, as a person has them: the Linux and macOS release tarballs (each holding the
  * binary in a folder of its name), the folder a browser unpacked the macOS tarball in, and a checkout with
@@ -304,4 +318,30 @@ describe("the POSIX commands, run by sh as shown", { skip: existsSync(HOST_BINAR
       }
     });
   }
+  it("cd into the folder a tarball holds when its download address isn't named like the release file", () => {
+    // A stable address for the newest release: its folder's name has a version the page can't know.
+    // The tarball's way is the second on Linux (after the .deb) and the first on macOS.
+    for (const [os, key, way, held] of [
+      ["linux", "tarballX86_64", 1, "llm-cache-host-9.9.9-x86_64-linux"],
+      ["mac", "macosTarball", 0, "llm-cache-host-9.9.9-universal2-macos"],
+    ] as const) {
+      const file = `llm-cache-host-${os}-latest.tar.gz`;
+      const ways = installWays({ os, arch: "x86_64", extensionId: DEMO_EXTENSION_ID }, { downloads: { [key]: `https://x.example/dl/${file}` } });
+      const command = ways[way]?.steps[0]?.command ?? "";
+      assert.ok(command.includes(`tar xzf ${file} && cd "$(tar tzf ${file} | head -n 1)" && `), command);
+      const m = machine();
+      try {
+        const downloads = join(m.root, "downloads");
+        mkdirSync(join(downloads, held), { recursive: true });
+        writeFileSync(join(downloads, held, "llm-cache-host"), `#!/bin/sh\nexec '${HOST_BINARY}' "$@"\n`, { mode: 0o755 });
+        execFileSync("tar", ["czf", join(downloads, file), "-C", downloads, held]);
+        rmSync(join(downloads, held), { recursive: true });
+        const run = spawnSync("sh", ["-c", command], { cwd: downloads, env: m.env, encoding: "utf8" });
+        assert.equal(run.status, 0, `${command}\n${run.stdout}${run.stderr}`);
+        assert.deepEqual(allowed(m.env.HOME ?? "", DEMO_EXTENSION_ID), [`chrome-extension://${DEMO_EXTENSION_ID}/`], command);
+      } finally {
+        m.remove();
+      }
+    }
+  });
 });

@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { DEMO_EXTENSION_ID } from "../src/demo-extension.js";
+import { MAX_HOST_NAME_CHARS } from "../src/host-name.js";
 import { checkPagesConfig, DOWNLOAD_KEYS, PAGES_SETTINGS, MAX_DOWNLOAD_URL_CHARS, MAX_EXTENSION_NAME_CHARS, type Downloads, type PagesConfig } from "../src/pages/config.js";
 import { HOST_RELEASE, installWays, type InstallStep, type Machine } from "../src/pages/install-steps.js";
 import { childPointer, parseRoute, pointerTrail, routeHash } from "../src/pages/viewer-route.js";
@@ -104,7 +105,9 @@ describe("install steps", () => {
       new RegExp(`^Download \\[llm-cache-host-${HOST_RELEASE}-x86_64-windows\\.zip\\]\\(https://mail\\.example/dl/mail%20cache\\.zip\\) and unpack it`));
     const mac = installWays({ os: "mac", extensionId: id }, { downloads })[0];
     assert.match(words(mac?.steps[0]) ?? "", /^Download \[mail-cache-macos\.tar\.gz\]\(https:\/\/mail\.example\/dl\/mail-cache-macos\.tar\.gz\), then in Terminal/);
-    assert.equal(mac?.steps[0]?.command, `xattr -c mail-cache-macos.tar.gz && tar xzf mail-cache-macos.tar.gz && cd mail-cache-macos && ./llm-cache-host install --extension-id ${id}`);
+    // A file not named like the release's says nothing of the folder it holds: tar names it.
+    assert.equal(mac?.steps[0]?.command, `xattr -c mail-cache-macos.tar.gz && tar xzf mail-cache-macos.tar.gz && cd "$(tar tzf mail-cache-macos.tar.gz | head -n 1)" && ./llm-cache-host install --extension-id ${id}`);
+    assert.equal(words(mac?.steps[1]), "If your browser unpacked it already, in Terminal, in the folder it unpacked:");
   });
 
   it("in Firefox, with the add-on id's own flag", () => {
@@ -117,27 +120,27 @@ describe("install steps", () => {
     const ways = (os: string) => commands({ os }, { hostName, showFromSource: true });
     const args = `--extension-id ${id} --host-name com.example.mail_cache`;
     assert.deepEqual(ways("linux"), [
-      `sudo apt install ./mail-cache_${HOST_RELEASE}_amd64.deb`,
-      `mail-cache install ${args}`,
-      `tar xzf mail-cache-${HOST_RELEASE}-x86_64-linux.tar.gz && cd mail-cache-${HOST_RELEASE}-x86_64-linux && ./mail-cache install ${args}`,
+      `sudo apt install ./com.example.mail-cache_${HOST_RELEASE}_amd64.deb`,
+      `com.example.mail-cache install ${args}`,
+      `tar xzf com.example.mail-cache-${HOST_RELEASE}-x86_64-linux.tar.gz && cd com.example.mail-cache-${HOST_RELEASE}-x86_64-linux && ./com.example.mail-cache install ${args}`,
       `./install.sh ${args}`,
     ]);
-    const macFolder = `mail-cache-${HOST_RELEASE}-universal2-macos`;
+    const macFolder = `com.example.mail-cache-${HOST_RELEASE}-universal2-macos`;
     assert.deepEqual(ways("mac"), [
-      `xattr -c ${macFolder}.tar.gz && tar xzf ${macFolder}.tar.gz && cd ${macFolder} && ./mail-cache install ${args}`,
-      `xattr -c mail-cache && ./mail-cache install ${args}`,
+      `xattr -c ${macFolder}.tar.gz && tar xzf ${macFolder}.tar.gz && cd ${macFolder} && ./com.example.mail-cache install ${args}`,
+      `xattr -c com.example.mail-cache && ./com.example.mail-cache install ${args}`,
       `./install.sh ${args}`,
     ]);
     assert.deepEqual(ways("win"), [
-      `.\\mail-cache.exe install ${args}`,
+      `.\\com.example.mail-cache.exe install ${args}`,
       `cargo build --release; if ($?) { .\\target\\release\\llm-cache-host.exe install ${args} }`,
     ]);
     // The files the user is asked for are the developer's, on ARM too.
     const [deb, tarball] = installWays({ os: "linux", arch: "arm64", extensionId: id }, { hostName });
-    assert.equal(words(deb?.steps[0]), `Ask this extension's developer for mail-cache_${HOST_RELEASE}_arm64.deb, then in its folder:`);
-    assert.equal(words(tarball?.steps[0]), `Ask this extension's developer for mail-cache-${HOST_RELEASE}-aarch64-linux.tar.gz, then in its folder:`);
+    assert.equal(words(deb?.steps[0]), `Ask this extension's developer for com.example.mail-cache_${HOST_RELEASE}_arm64.deb, then in its folder:`);
+    assert.equal(words(tarball?.steps[0]), `Ask this extension's developer for com.example.mail-cache-${HOST_RELEASE}-aarch64-linux.tar.gz, then in its folder:`);
     assert.match(words(installWays({ os: "win", extensionId: id }, { hostName })[0]?.steps[0]) ?? "",
-      new RegExp(`^Ask this extension's developer for mail-cache-${HOST_RELEASE}-x86_64-windows\\.zip and unpack it \\(right-click it, Extract All\\)\\. In the unpacked folder, double-click mail-cache\\.exe,`));
+      new RegExp(`^Ask this extension's developer for com\\.example\\.mail-cache-${HOST_RELEASE}-x86_64-windows\\.zip and unpack it \\(right-click it, Extract All\\)\\. In the unpacked folder, double-click com\\.example\\.mail-cache\\.exe,`));
     // The default host's commands name no host.
     assert.ok(commands({ os: "linux" }, { showFromSource: true }).every((command) => !command.includes("--host-name")));
   });
@@ -158,7 +161,7 @@ describe("the pages' settings (llm-cache-pages.json)", () => {
     };
     assert.deepEqual(checkPagesConfig(config), config);
     assert.deepEqual(checkPagesConfig({}), {});
-    for (const hostName of ["com.browserx.llm_cache", "a.bc", `com.${"a".repeat(124)}`]) assert.deepEqual(checkPagesConfig({ hostName }), { hostName });
+    for (const hostName of ["com.browserx.llm_cache", "a.bc", `com.${"a".repeat(MAX_HOST_NAME_CHARS - 4)}`]) assert.deepEqual(checkPagesConfig({ hostName }), { hostName });
   });
 
   it("refuse a misspelt key, a link that isn't a web address, and wrong types, saying what is expected", () => {
@@ -169,12 +172,16 @@ describe("the pages' settings (llm-cache-pages.json)", () => {
       [{ hostName: "Com.Example.Mail" }, /^llm-cache-pages\.json: hostName must be a host name, a host name is Chrome's: lowercase letters, .*e\.g\. com\.example\.mail_cache; it is "Com\.Example\.Mail"$/],
       [{ hostName: "mail_cache" }, /hostName must be a host name/],
       [{ hostName: "com.example.mail-cache" }, /hostName must be a host name/],
-      [{ hostName: "com.other.llm_cache_host" }, /hostName must be a host name/],
-      [{ hostName: `com.${"a".repeat(125)}` }, /hostName must be a host name/],
+      [{ hostName: "_other.example.cache" }, /hostName must be a host name/],
+      [{ hostName: `com.${"a".repeat(MAX_HOST_NAME_CHARS - 3)}` }, /hostName must be a host name/],
       [{ hostName: 7 }, /hostName must be a host name, .*; it is number$/],
       [{ downloads: { deb: "https://x.example/a.deb" } }, /downloads has no key "deb"; the keys are debAmd64, debArm64, /],
       [{ downloads: { debAmd64: "javascript:alert(1)" } }, /downloads\.debAmd64 must be an https:\/\/ address .*, not "javascript:alert\(1\)"$/],
       [{ downloads: { debAmd64: "file:///etc/passwd" } }, /downloads\.debAmd64 must be an https:\/\/ address/],
+      // Plain http is refused, saying why: the page has users install what it downloads.
+      [{ downloads: { tarballX86_64: "http://x.example/llm-cache-host-0.1.0-x86_64-linux.tar.gz" } },
+        /^llm-cache-pages\.json: downloads\.tarballX86_64 must be an https:\/\/ address of at most 2048 characters \(the page has users run what they download, so it takes no plain http:\/\/ address\), not "http:\/\/x\.example\/llm-cache-host-0\.1\.0-x86_64-linux\.tar\.gz"$/],
+      [{ downloads: { debAmd64: "HTTP://x.example/a.deb" } }, /downloads\.debAmd64 must be an https:\/\/ address .*no plain http/],
       [{ downloads: { debAmd64: `https://x.example/${"a".repeat(MAX_DOWNLOAD_URL_CHARS)}` } }, /downloads\.debAmd64 must be an https:\/\/ address of at most 2048 characters, not "https:\/\/x\.example\/a+…$/],
       [{ downloads: "https://x.example" }, /downloads must be an object of download addresses/],
       [{ showFromSource: "yes" }, /showFromSource must be true or false, not "yes"$/],

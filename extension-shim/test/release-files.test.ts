@@ -37,7 +37,7 @@ const MACHINES: Record<keyof Downloads, Machine> = {
 describe("release file names", () => {
   it("are the release script's, for every download key, command and version", () => {
     for (const key of DOWNLOAD_KEYS) {
-      for (const command of [hostCommand(), "mail-cache"]) {
+      for (const command of [hostCommand(), "com.example.mail-cache"]) {
         for (const version of [HOST_RELEASE, "2.10.0-rc.1"]) {
           assert.equal(releaseFile(key, version, command), scriptName(key, command, version), `${key} ${command} ${version}`);
         }

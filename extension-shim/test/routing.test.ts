@@ -255,19 +255,19 @@ describe("status()", () => {
       hostProblem:
         `the native host is not installed: the browser found no manifest for ${hostName}, or the binary it names is missing. ` +
         `Install it from llm-cache-host's source with ./install.sh --extension-id ${DEMO_EXTENSION_ID} --host-name ${hostName}; ` +
-        "`mail-cache doctor` then checks each step",
+        "`com.example.mail-cache doctor` then checks each step",
     });
     // On the install page, for the extension's users, the remedy is the page's own steps, not a source checkout.
     const onPage = await elsewhere.status({ advice: "install page" });
     assert.equal(
       onPage.hostProblem,
       `the native host is not installed: the browser found no manifest for ${hostName}, or the binary it names is missing. ` +
-        "Install it with the steps below; `mail-cache doctor` then checks each step",
+        "Install it with the steps below; `com.example.mail-cache doctor` then checks each step",
     );
   });
 
   it("refuses a host name no host could be installed under, saying the rule, before connecting", () => {
-    for (const hostName of ["Com.Example.Mail", "mail_cache", "com.example.mail-cache", "com..x", "com.x.llm_cache_host"]) {
+    for (const hostName of ["Com.Example.Mail", "mail_cache", "com.example.mail-cache", "com..x", "_x.example.ab"]) {
       assert.throws(
         () => createLlmCache({ storage: new MemoryStorage(), hostName, connect: () => assert.fail("connected") }),
         (error: unknown) => error instanceof TypeError && error.message.startsWith("hostName must be a host name, a host name is Chrome's: lowercase letters") && error.message.endsWith(`; it is ${JSON.stringify(hostName)}`),

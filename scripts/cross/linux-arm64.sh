@@ -140,19 +140,19 @@ cross_check() {
 
   # A developer's own host name reaches the arm64 files too: named after it, with it baked into the binary.
   local vendor_deb vendor_tarball
-  vendor_deb=$out/vendor/$(release_file debArm64 mail-cache "$version")
-  vendor_tarball=$out/vendor/$(release_file tarballAarch64 mail-cache "$version")
+  vendor_deb=$out/vendor/$(release_file debArm64 "$CROSS_VENDOR_COMMAND" "$version")
+  vendor_tarball=$out/vendor/$(release_file tarballAarch64 "$CROSS_VENDOR_COMMAND" "$version")
   [ -f "$vendor_deb" ] && [ -f "$vendor_tarball" ] \
-    || fail "release.sh --host-name $CROSS_VENDOR_HOST_NAME wrote $(ls "$out/vendor"), not mail-cache's arm64 files"
+    || fail "release.sh --host-name $CROSS_VENDOR_HOST_NAME wrote $(ls "$out/vendor"), not $CROSS_VENDOR_COMMAND's arm64 files"
   dpkg-deb -x "$vendor_deb" "$out/vendor-arm64"
-  local vendor_binary=$out/vendor-arm64/usr/bin/mail-cache
+  local vendor_binary=$out/vendor-arm64/usr/bin/$CROSS_VENDOR_COMMAND
   readelf -h "$vendor_binary" | grep -q 'Machine: *AArch64' || fail "$vendor_binary is not an arm64 ELF"
-  "$vendor_binary" manifest --browser chromium --path /usr/bin/mail-cache --extension-id abcdefghijklmnopabcdefghijklmnop \
-    | grep -qF "\"name\": \"$CROSS_VENDOR_HOST_NAME\"," || fail "the arm64 mail-cache binary was not built for $CROSS_VENDOR_HOST_NAME"
+  "$vendor_binary" manifest --browser chromium --path "/usr/bin/$CROSS_VENDOR_COMMAND" --extension-id abcdefghijklmnopabcdefghijklmnop \
+    | grep -qF "\"name\": \"$CROSS_VENDOR_HOST_NAME\"," || fail "the arm64 $CROSS_VENDOR_COMMAND binary was not built for $CROSS_VENDOR_HOST_NAME"
   [ -f "$out/vendor-arm64/etc/chromium/native-messaging-hosts/$CROSS_VENDOR_HOST_NAME.json" ] \
     || fail "$vendor_deb has no $CROSS_VENDOR_HOST_NAME.json manifest"
 
-  echo "linux-arm64.sh check: ok: $(basename "$deb") ($(dpkg-deb -f "$deb" Depends)), $(basename "$tarball") and mail-cache's"
+  echo "linux-arm64.sh check: ok: $(basename "$deb") ($(dpkg-deb -f "$deb" Depends)), $(basename "$tarball") and $CROSS_VENDOR_COMMAND's"
 }
 
 cross_main "$@"

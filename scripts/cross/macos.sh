@@ -100,11 +100,11 @@ cross_check() {
   # A developer's own host name (as release.sh --host-name builds it): the files named after it, the name baked
   # into both architectures' code (the binary can't run here to print it).
   local vendor vendor_binary
-  vendor=$work/vendor/$(release_file macosTarball mail-cache "$version")
-  check "with --host-name $CROSS_VENDOR_HOST_NAME the tarball is mail-cache's" test -f "$vendor"
+  vendor=$work/vendor/$(release_file macosTarball "$CROSS_VENDOR_COMMAND" "$version")
+  check "with --host-name $CROSS_VENDOR_HOST_NAME the tarball is $CROSS_VENDOR_COMMAND's" test -f "$vendor"
   tar -xzf "$vendor" -C "$work/vendor"
-  vendor_binary=$work/vendor/$(basename "$vendor" .tar.gz)/mail-cache
-  check "both architectures of mail-cache hold $CROSS_VENDOR_HOST_NAME" \
+  vendor_binary=$work/vendor/$(basename "$vendor" .tar.gz)/$CROSS_VENDOR_COMMAND
+  check "both architectures of $CROSS_VENDOR_COMMAND hold $CROSS_VENDOR_HOST_NAME" \
     python3 -c 'import sys; data = open(sys.argv[1], "rb").read(); sys.exit(data.count(sys.argv[2].encode()) < 2)' "$vendor_binary" "$CROSS_VENDOR_HOST_NAME"
   echo "macOS release: $passed passed, $failed failed"
   [ "$failed" -eq 0 ]

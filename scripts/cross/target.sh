@@ -22,6 +22,9 @@
 # which the binary's help text holds already, so that finding this one in a binary proves it was baked in.
 # shellcheck disable=SC2034 # read by the targets' checks
 CROSS_VENDOR_HOST_NAME=org.vendor_test.mail_cache
+# Its command, package and file names, by the one rule (scripts/extension-ids.sh).
+# shellcheck disable=SC2034 # read by the targets' checks
+CROSS_VENDOR_COMMAND=$(host_command "$CROSS_VENDOR_HOST_NAME")
 
 cross_usage() {
   cat <<USAGE
@@ -32,7 +35,7 @@ Usage: scripts/cross/$CROSS_TARGET.sh setup
   setup   installs what building and checking the $CROSS_TITLE build need, where missing (scripts/setup.sh:
           Debian's packages as root or through sudo, rustup's targets as you)
   build   builds the $CROSS_TITLE release binary and writes it to DIR, named as the host's command
-          (llm-cache-host, or for --host-name com.example.mail_cache mail-cache; .exe for Windows),
+          (llm-cache-host, or for --host-name com.example.mail_cache com.example.mail-cache; .exe for Windows),
           with the host name baked in; prints the binary's path
   check   builds the $CROSS_TITLE release files as scripts/release.sh does and checks them as far as this
           machine can

@@ -194,12 +194,12 @@ PY
   done
 
   step "a developer's own host name: the zip and the .exe named after it, the name baked in"
-  vendor_zip=$work/vendor/$(release_file windowsZip mail-cache "$version")
+  vendor_zip=$work/vendor/$(release_file windowsZip "$CROSS_VENDOR_COMMAND" "$version")
   [ -f "$vendor_zip" ] || fail "release.sh --host-name $CROSS_VENDOR_HOST_NAME wrote $(ls "$work/vendor"), not $(basename "$vendor_zip")"
-  python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract("mail-cache.exe", sys.argv[2])' \
-    "$vendor_zip" "$work/vendor" || fail "the vendor's zip holds no mail-cache.exe"
-  wine "$work/vendor/mail-cache.exe" manifest --browser chromium --path 'C:\mail-cache.exe' --extension-id "$chrome_id" \
-    | grep -qF "\"name\": \"$CROSS_VENDOR_HOST_NAME\"," || fail "mail-cache.exe was not built for $CROSS_VENDOR_HOST_NAME"
+  python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract(sys.argv[3], sys.argv[2])' \
+    "$vendor_zip" "$work/vendor" "$CROSS_VENDOR_COMMAND.exe" || fail "the vendor's zip holds no $CROSS_VENDOR_COMMAND.exe"
+  wine "$work/vendor/$CROSS_VENDOR_COMMAND.exe" manifest --browser chromium --path "C:\\$CROSS_VENDOR_COMMAND.exe" --extension-id "$chrome_id" \
+    | grep -qF "\"name\": \"$CROSS_VENDOR_HOST_NAME\"," || fail "$CROSS_VENDOR_COMMAND.exe was not built for $CROSS_VENDOR_HOST_NAME"
   step "OK"
 }
 

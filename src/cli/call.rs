@@ -22,12 +22,17 @@ use crate::terminal::escape_controls;
 ///
 /// Starts the host as a browser does for the origin (a fresh process; the data directory is the
 /// usual one, or LLM_CACHE_DIR), frames each line, and prints each reply on one line with its
-/// chunks reassembled. Example: echo '{"id": 1, "op": "hello"}' | llm-cache-host call
+/// chunks reassembled.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The extension to speak for: chrome-extension://<id>/ or moz-extension:<add-on id>.
     #[arg(long, default_value_t = default_origin())]
     origin: String,
+}
+
+/// The example after `call --help`, run by the program called `name`.
+pub(super) fn example(name: &str) -> String {
+    format!("Example: echo '{{\"id\": 1, \"op\": \"hello\"}}' | {name} call")
 }
 
 /// The origin `call` speaks for unless told otherwise: the demo extension's.

@@ -30,7 +30,7 @@ pub struct OriginArg {
 #[derive(Debug, Args)]
 pub struct HostArg {
     /// The host name extensions pass to connectNative, e.g. com.example.mail_cache: its manifests,
-    /// registry keys, installed copy (<data dir>/bin/<host name>), command (mail-cache) and data
+    /// registry keys, installed copy (<data dir>/bin/<host name>), command (com.example.mail-cache) and data
     /// directory (~/.local/share/<host name>) are its own [default: this binary's, com.browserx.llm_cache
     /// unless it was built or installed for another].
     #[arg(long = "host-name", value_name = "NAME", value_parser = HostName::parse)]

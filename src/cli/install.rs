@@ -12,15 +12,12 @@ use crate::paths::Os;
 
 /// Copy this binary to a stable place and register it with browsers.
 ///
-/// A user install copies the binary to <data dir>/bin/llm-cache-host (Linux:
-/// ~/.local/share/llm-cache-host, macOS: ~/Library/Application Support/llm-cache-host, Windows:
-/// %LOCALAPPDATA%\llm-cache-host; LLM_CACHE_DIR overrides) and writes each browser's manifest
-/// where that browser looks for the current user's hosts (Windows: a manifest file in the data
+/// A user install copies the binary to <data dir>/bin (the data directory is below) and writes
+/// each browser's manifest where that browser looks for the current user's hosts (Windows: a manifest file in the data
 /// directory and an HKCU registry key). It reads back what it wrote and records it in
 /// <data dir>/install.json for `uninstall`. Without --browser or --user-data-dir it registers with
 /// every browser it finds installed, or with all six when it finds none.
 #[derive(Debug, clap::Args)]
-#[command(after_help = locations())]
 pub struct Args {
     #[command(flatten)]
     flags: Flags,
@@ -33,12 +30,23 @@ pub struct Args {
     store_quota: Option<u64>,
 }
 
-/// Where manifests go, for `install --help`: [`MANIFEST_FOLDERS`], a line per browser on each OS.
-fn locations() -> String {
-    let host = HostName::current();
-    let mut text = "Where browsers look for the manifest (user level; for every user in brackets, where install \
-                    --system writes the first):\n"
-        .to_owned();
+/// Where `host`'s copy and manifests go, for `install --help`: its data directory on each OS, then
+/// [`MANIFEST_FOLDERS`], a line per browser on each OS.
+pub(super) fn locations(host: &HostName) -> String {
+    let (folder, binary) = (host.folder(), host.binary_file(Os::Linux));
+    let mut text = format!(
+        "The data directory, where the copy goes as <data dir>/bin/{binary} ({binary}.exe on Windows):
+  Linux    ~/.local/share/{folder}
+  macOS    ~/Library/Application Support/{folder}
+  Windows  %LOCALAPPDATA%\\{folder}
+  (LLM_CACHE_DIR overrides it)
+
+"
+    );
+    text.push_str(
+        "Where browsers look for the manifest (user level; for every user in brackets, where install \
+                    --system writes the first):\n",
+    );
     for (os, name) in [(Os::Linux, "Linux"), (Os::MacOs, "macOS"), (Os::Windows, "Windows")] {
         let rows: Vec<&Folders> = MANIFEST_FOLDERS.iter().filter(|row| row.os == os).collect();
         let user = |row: &Folders| match row.reads {

@@ -14,7 +14,7 @@ use crate::install::package::write_package_manifests;
 
 /// Print the manifest `install` writes for a browser, pointing at --path, and write nothing.
 ///
-/// For packagers: a package that puts the binary at a fixed place (a .deb's /usr/bin/llm-cache-host)
+/// For packagers: a package that puts the binary at a fixed place (a .deb's /usr/bin/<command>)
 /// ships this text as its manifest files, so they match what `install` writes, byte for byte. With
 /// --root, it writes them all instead: one in every folder where a browser reads hosts registered for
 /// every user (the folders `doctor` checks, `install --help` lists them), under the package's tree.

@@ -20,6 +20,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
+use crate::host_name::HostName;
 use crate::install::Failure;
 
 mod call;
@@ -36,9 +37,6 @@ mod show;
 mod uninstall;
 mod verify;
 pub mod welcome;
-
-/// The program's name in its help and messages.
-pub const PROGRAM: &str = "llm-cache-host";
 
 /// Exit code when a command ran and found or hit a problem.
 const FAILED: u8 = 1;
@@ -72,10 +70,13 @@ enum Command {
     Call(call::Args),
 }
 
-/// The whole command line for the program called `name`.
-pub fn command(name: &str) -> clap::Command {
+/// The whole command line of `host`'s binary: every help names the host's own command and folders,
+/// so that a vendor's binary never shows the default host's.
+pub fn command(host: &HostName) -> clap::Command {
+    let name = host.command();
+    let folder = host.folder();
     Cli::command()
-        .name(name.to_owned())
+        .name(name.clone())
         .bin_name(name.to_owned())
         .about(format!("{name}: the native messaging host behind the llm_cache StorageTool."))
         .before_help(format!(
@@ -91,16 +92,18 @@ Other uses:
                               (with no terminal it prints that to stderr and exits {USAGE_ERROR})
 
 Environment:
-  LLM_CACHE_DIR   data directory (default: the OS's per-user data dir + /llm-cache-host; for a host
+  LLM_CACHE_DIR   data directory (default: the OS's per-user data dir + /{folder}; for a host
                   installed under another name with install --host-name NAME, + /NAME)
   LLM_CACHE_LOG   log level or filter for <data dir>/logs (default: info)"
         ))
         .help_template("{about-with-newline}\n{before-help}{usage-heading} {usage}\n\n{all-args}{after-help}")
+        .mut_subcommand("install", |install| install.after_help(install::locations(host)))
+        .mut_subcommand("call", |call| call.after_help(call::example(&name)))
 }
 
-/// The top-level help, for `--help` and after a launch line that makes no sense.
-pub fn help(name: &str) -> String {
-    command(name).render_help().to_string()
+/// The top-level help of `host`'s binary, for `--help` and after a launch line that makes no sense.
+pub fn help(host: &HostName) -> String {
+    command(host).render_help().to_string()
 }
 
 /// Whether `word` is one of the commands (never a browser's launch line: those start with an origin
@@ -109,9 +112,10 @@ pub fn is_command(word: &str) -> bool {
     Cli::command().find_subcommand(word).is_some()
 }
 
-/// Runs a command; `args` are the arguments after the program's name, starting with the command.
-pub fn run(name: &str, args: &[String]) -> ExitCode {
-    let matches = command(name).try_get_matches_from(std::iter::once(name.to_owned()).chain(args.iter().cloned()));
+/// Runs a command of `host`'s binary; `args` are the arguments after the program's name, starting
+/// with the command.
+pub fn run(host: &HostName, args: &[String]) -> ExitCode {
+    let matches = command(host).try_get_matches_from(std::iter::once(host.command()).chain(args.iter().cloned()));
     let cli = match matches.and_then(|matches| Cli::from_arg_matches(&matches)) {
         Ok(cli) => cli,
         Err(error) => {
@@ -155,13 +159,14 @@ mod tests {
 
     /// Parses `words` (after the program's name) as the command line does.
     pub(super) fn parse(words: &[&str]) -> Result<Command, clap::Error> {
-        let matches = command(PROGRAM).try_get_matches_from(std::iter::once(PROGRAM).chain(words.iter().copied()))?;
+        let matches = command(&HostName::default_host())
+            .try_get_matches_from(std::iter::once("llm-cache-host").chain(words.iter().copied()))?;
         Cli::from_arg_matches(&matches).map(|cli| cli.command)
     }
 
     #[test]
     fn the_command_line_is_consistent() {
-        command(PROGRAM).debug_assert();
+        command(&HostName::default_host()).debug_assert();
     }
 
     #[test]
@@ -189,17 +194,17 @@ mod tests {
 
     #[test]
     fn the_help_says_how_browsers_start_it_and_names_every_command() {
-        let help = help(PROGRAM);
+        let help = help(&HostName::default_host());
         assert!(help.starts_with("llm-cache-host: the native messaging host"), "{help}");
         assert!(help.contains("Browsers start it themselves"), "{help}");
         assert!(help.contains("llm-cache-host chrome-extension://<extension id>/"), "{help}");
-        for sub in command(PROGRAM).get_subcommands() {
+        for sub in command(&HostName::default_host()).get_subcommands() {
             assert!(help.contains(&format!("\n  {} ", sub.get_name())), "{} in {help}", sub.get_name());
         }
         assert!(help.contains("LLM_CACHE_DIR") && help.contains("LLM_CACHE_LOG"), "{help}");
-        let other = super::help("mail-cache");
+        let other = super::help(&HostName::parse("com.example.mail_cache").unwrap());
         assert!(
-            other.contains("mail-cache chrome-extension://") && !other.contains("llm-cache-host chrome"),
+            other.contains("com.example.mail-cache chrome-extension://") && !other.contains("llm-cache-host chrome"),
             "{other}"
         );
     }

@@ -334,7 +334,7 @@ fn exchange(program: &str) -> ExitCode {
     match choice {
         Ok(Choice::Install(args)) => {
             drop(out);
-            super::run(super::PROGRAM, &args)
+            super::run(&platform.host, &args)
         }
         // A closed terminal or a "no" leaves the instructions above as the answer.
         Ok(Choice::Leave) | Err(_) => {
@@ -451,11 +451,11 @@ mod tests {
         }
         assert_eq!(program_name(None, &HostName::default_host()), "llm-cache-host");
         let mail = HostName::parse("com.example.mail_cache").unwrap();
-        assert_eq!(program_name(None, &mail), "mail-cache");
-        let text = explanation("mail-cache", &mail, &[]);
-        assert!(text.starts_with("mail-cache is the native messaging host behind"), "{text}");
+        assert_eq!(program_name(None, &mail), "com.example.mail-cache");
+        let text = explanation("com.example.mail-cache", &mail, &[]);
+        assert!(text.starts_with("com.example.mail-cache is the native messaging host behind"), "{text}");
         assert!(
-            text.contains("  mail-cache install --host-name com.example.mail_cache --extension-id <id>\n"),
+            text.contains("  com.example.mail-cache install --host-name com.example.mail_cache --extension-id <id>\n"),
             "{text}"
         );
 

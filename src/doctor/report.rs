@@ -361,7 +361,7 @@ mod tests {
         let report = render(&found, false);
         assert!(
             report.lines[0].ends_with(
-                "run `sudo mail-cache install --host-name com.example.mail_cache --system --browser chrome \
+                "run `sudo com.example.mail-cache install --host-name com.example.mail_cache --system --browser chrome \
                  --extension-id kgmgjdepmmahhlgloioopbgmnbdkmgaa`"
             ),
             "{:?}",

@@ -7,7 +7,7 @@
 //! `/Library/Application Support/llm-cache-host` on macOS, `%ProgramFiles%\llm-cache-host` on
 //! Windows. Those are the default host's names; another host's come from its name
 //! ([`crate::host_name`]): `com.example.mail_cache/bin/com.example.mail_cache`, and the command
-//! `mail-cache`.
+//! `com.example.mail-cache`.
 //!
 //! It also says with which permissions `install` creates things. It sets them exactly, whatever the
 //! umask: whoever can write a manifest, the binary, the command link or a folder on the way to one of
@@ -76,7 +76,7 @@ pub fn binary_in(base: &Path, platform: &Platform) -> PathBuf {
     base.join("bin").join(platform.host.binary_file(platform.os))
 }
 
-/// Where `install` links the host's command (`llm-cache-host`, or `mail-cache` for
+/// Where `install` links the host's command (`llm-cache-host`, or `com.example.mail-cache` for
 /// `com.example.mail_cache`) so that a shell finds it: `~/.local/bin` for a user install (the XDG
 /// folder for a user's executables, on PATH in most Linux shells), `/usr/local/bin` for a system one.
 /// None on Windows, where the installed binary's full path is printed instead.
@@ -161,7 +161,7 @@ mod tests {
             PathBuf::from("/home/u/.local/share/com.example.mail_cache/install.json")
         );
         let linux_mail = linux.clone().with_host(mail);
-        assert_eq!(command_link(Scope::User, &linux_mail), Some("/home/u/.local/bin/mail-cache".into()));
+        assert_eq!(command_link(Scope::User, &linux_mail), Some("/home/u/.local/bin/com.example.mail-cache".into()));
         assert_eq!(command_link(Scope::User, &linux), Some("/home/u/.local/bin/llm-cache-host".into()));
         assert!(install_base(Scope::System, &Platform::new(Os::Windows, &[])).is_err());
     }

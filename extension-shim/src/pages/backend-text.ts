@@ -13,7 +13,7 @@ const NOT_INSTALLED = "the native host is not installed";
 /** Whether the host serves new sessions, and the sentence that says which backend does. */
 export function servedBy(status: CacheStatus): { byHost: boolean; sentence: string } {
   if (status.backend === "host" && !status.hostProblem) {
-    // The host by its command (`mail-cache` for com.example.mail_cache), as its user types it.
+    // The host by its command (`com.example.mail-cache` for com.example.mail_cache), as its user types it.
     const host = status.host ? `${hostCommand(status.hostName)} ${status.host.version}` : "The native host";
     return { byHost: true, sentence: `${host} serves this extension's cache.` };
   }

@@ -150,13 +150,15 @@ export function extensionName(config: PagesConfig): string {
   return shown ? shown.slice(0, MAX_EXTENSION_NAME_CHARS) : "This extension";
 }
 
-/** A download address: an http or https URL, at most MAX_DOWNLOAD_URL_CHARS long. */
+/**
+ * A download address: an https URL, at most MAX_DOWNLOAD_URL_CHARS long. Never plain http: the install page has
+ * its users run what they download, with sudo for a package, and a file that came over http could be anyone's.
+ */
 function downloadUrl(value: unknown, where: string): string {
-  if (typeof value === "string" && value.length <= MAX_DOWNLOAD_URL_CHARS && URL.canParse(value)) {
-    const { protocol } = new URL(value);
-    if (protocol === "https:" || protocol === "http:") return value;
-  }
-  throw new TypeError(`${where} must be an https:// address of at most ${MAX_DOWNLOAD_URL_CHARS} characters, not ${describe(value)}`);
+  const parsed = typeof value === "string" && value.length <= MAX_DOWNLOAD_URL_CHARS && URL.canParse(value) ? new URL(value) : null;
+  if (parsed?.protocol === "https:") return value as string;
+  const why = parsed?.protocol === "http:" ? " (the page has users run what they download, so it takes no plain http:// address)" : "";
+  throw new TypeError(`${where} must be an https:// address of at most ${MAX_DOWNLOAD_URL_CHARS} characters${why}, not ${describe(value)}`);
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -7,10 +7,10 @@
  * themselves, and run the POSIX ones.
  */
 
-import { browserOf, hostCommand, hostNameArgument, idArguments, shellOf, shellWord, sourceInstallCommand, type BrowserFamily } from "../install-command.js";
+import { browserOf, hostCommand, hostNameArgument, idArguments, shellOf, shellWord, sourceInstallCommand, type BrowserFamily, type Shell } from "../install-command.js";
 import { NATIVE_HOST_NAME } from "../protocol.js";
 import type { Downloads, PagesConfig } from "./config.js";
-import { releaseFile, tarballFolder } from "./release-files.js";
+import { isReleaseFile, releaseFile, tarballFolder } from "./release-files.js";
 
 export type { BrowserFamily } from "../install-command.js";
 
@@ -62,7 +62,7 @@ const LINUX_ARCHES = {
  * when the developer asks for it (`showFromSource`). Empty on an OS with no native messaging (ChromeOS,
  * Android): the extension then keeps its cache in the browser. For a host of the developer's own name
  * (`hostName`, e.g. `com.example.mail_cache`) the release files and the command are its own
- * (`mail-cache_<version>_amd64.deb`, `mail-cache`), and each `install` names it with `--host-name`, so that any
+ * (`com.example.mail-cache_<version>_amd64.deb`, `com.example.mail-cache`), and each `install` names it with `--host-name`, so that any
  * build of the binary registers under it.
  */
 export function installWays(machine: Machine, config: PagesConfig = {}, version = HOST_RELEASE): InstallWay[] {
@@ -91,7 +91,7 @@ export function installWays(machine: Machine, config: PagesConfig = {}, version 
       const arch = LINUX_ARCHES[machine.arch === "arm64" || machine.arch === "aarch64" ? "arm64" : "x86_64"];
       const deb = fileName(downloads[arch.deb], ".deb", releaseFile(arch.deb, version, name));
       const tarball = fileName(downloads[arch.tarball], ".tar.gz", releaseFile(arch.tarball, version, name));
-      const folder = tarballFolder(tarball);
+      const folder = heldFolder(arch.tarball, tarball);
       return [
         {
           title: `Debian or Ubuntu (${arch.uname})`,
@@ -108,7 +108,7 @@ export function installWays(machine: Machine, config: PagesConfig = {}, version 
           steps: [
             {
               words: [...get(downloads[arch.tarball], tarball), ", then in its folder:"],
-              command: `tar xzf ${shellWord(tarball, shell)} && cd ${shellWord(folder, shell)} && ${register(`./${name}`)}`,
+              command: `tar xzf ${shellWord(tarball, shell)} && ${cdInto(folder, tarball, shell)} && ${register(`./${name}`)}`,
             },
           ],
         },
@@ -120,7 +120,7 @@ export function installWays(machine: Machine, config: PagesConfig = {}, version 
       // so macOS refuses to run it while it carries the quarantine mark a browser puts on what it downloads,
       // which tar and Archive Utility pass on to what they unpack: `xattr -c` clears it (and fails on no file).
       const tarball = fileName(downloads.macosTarball, ".tar.gz", releaseFile("macosTarball", version, name));
-      const folder = tarballFolder(tarball);
+      const folder = heldFolder("macosTarball", tarball);
       return [
         {
           title: "macOS (Intel or Apple silicon)",
@@ -130,10 +130,10 @@ export function installWays(machine: Machine, config: PagesConfig = {}, version 
                 ...get(downloads.macosTarball, tarball),
                 ", then in Terminal, in its folder (xattr -c clears the quarantine mark your browser put on the download: macOS won't run a program Apple hasn't notarized while it has that mark):",
               ],
-              command: `xattr -c ${shellWord(tarball, shell)} && tar xzf ${shellWord(tarball, shell)} && cd ${shellWord(folder, shell)} && ${register(`./${name}`)}`,
+              command: `xattr -c ${shellWord(tarball, shell)} && tar xzf ${shellWord(tarball, shell)} && ${cdInto(folder, tarball, shell)} && ${register(`./${name}`)}`,
             },
             {
-              words: [`If your browser unpacked it already, in Terminal, in the folder ${folder}:`],
+              words: [`If your browser unpacked it already, in Terminal, in the folder ${folder ?? "it unpacked"}:`],
               command: `xattr -c ${name} && ${register(`./${name}`)}`,
             },
           ],
@@ -188,6 +188,20 @@ export function fileName(url: string | undefined, suffix: string, fallback: stri
     return fallback;
   }
   return name.endsWith(suffix) && name.length > suffix.length && /^[\w.+~-]+$/.test(name) ? name : fallback;
+}
+
+/**
+ * The folder a tarball called `tarball` holds: its name less `.tar.gz` when it is named as the release names such
+ * a file (release_tarball packs one folder named like the file), else unknown (null): a download address of another name,
+ * such as a stable `...-latest.tar.gz`, says nothing of the version in the folder's name.
+ */
+function heldFolder(key: keyof Downloads, tarball: string): string | null {
+  return isReleaseFile(key, tarball) ? tarballFolder(tarball) : null;
+}
+
+/** The `cd` into the folder the tarball holds: by name when it is known, else the folder `tar` lists first. */
+function cdInto(folder: string | null, tarball: string, shell: Shell): string {
+  return folder === null ? `cd "$(tar tzf ${shellWord(tarball, shell)} | head -n 1)"` : `cd ${shellWord(folder, shell)}`;
 }
 
 /** The OS as the page names it. */

@@ -27,6 +27,17 @@ export function releaseFile(key: keyof Downloads, version: string, command: stri
 }
 
 /**
+ * Whether `file` is named as the release names the file for a download key, for any command and version (a
+ * version starts with a digit, as Cargo's do): only then does its name say which folder a tarball holds, since
+ * release_tarball packs one folder named like the file.
+ */
+export function isReleaseFile(key: keyof Downloads, file: string): boolean {
+  const escaped = RELEASE_FILES[key]("\u0001", "\u0002").replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const source = escaped.replace("\u0001", "[a-z0-9][a-z0-9.+-]*").replace("\u0002", "[0-9][0-9A-Za-z.+~-]*");
+  return new RegExp(`^${source}$`).test(file);
+}
+
+/**
  * The folder a release tarball unpacks to: its name without `.tar.gz`, since each holds one folder named like
  * itself (scripts/release-files.sh's release_tarball).
  */
