@@ -357,7 +357,7 @@ mod tests {
             }],
         );
         found.remedy.host = HostName::parse("com.example.mail_cache").unwrap();
-        found.remedy.program = "mail-cache".to_owned();
+        found.remedy.program = "com.example.mail-cache".to_owned();
         let report = render(&found, false);
         assert!(
             report.lines[0].ends_with(
