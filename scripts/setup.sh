@@ -4,7 +4,7 @@
 # builds anything, so that a fresh clone needs no step a document has to list. Run from the repository's root.
 #
 # The parts:
-#   rust             cargo (from rustup: Debian's own Rust is older than the 1.88 the locked dependencies need)
+#   rust             cargo (from rustup: Debian's own Rust is older than the 1.89 this builds with)
 #   lint             rustup's clippy and rustfmt
 #   c                a C compiler and C library headers (LMDB is built from source by lmdb-master-sys)
 #   deb              dpkg-dev, whose dpkg-shlibdeps gives the .deb its Depends
@@ -104,7 +104,7 @@ _setup_plan() {
     case "$part" in
       rust)
         command -v cargo >/dev/null \
-          || fatal+=("cargo is missing: install Rust 1.88 or later with rustup (https://rustup.rs), then open a new shell")
+          || fatal+=("cargo is missing: install Rust 1.89 or later with rustup (https://rustup.rs), then open a new shell")
         ;;
       lint)
         cargo clippy --version >/dev/null 2>&1 || _setup_add _setup_components clippy

@@ -291,8 +291,11 @@ impl InstallLock {
         loop {
             let mut options = OpenOptions::new();
             options.read(true).write(true).create(true).truncate(false);
+            // Owner-only where the record is; a Windows file takes its folder's permissions.
             #[cfg(unix)]
             std::os::unix::fs::OpenOptionsExt::mode(&mut options, layout::record_mode(scope));
+            #[cfg(not(unix))]
+            let _ = scope;
             let file = options.open(&path).map_err(io_failure("open", &path))?;
             if !lock_file(&file, false).map_err(io_failure("lock", &path))? {
                 say(
@@ -320,31 +323,18 @@ impl InstallLock {
     }
 }
 
-/// Takes an exclusive lock on `file` (`flock`, which the kernel lets go when the file is closed or
-/// the process ends, however it ends), waiting for it when `wait`; tells whether it was taken. Windows
-/// installs take no lock: `std`'s `File::lock` would, but it is newer than the Rust this builds with.
+/// Takes an exclusive lock on `file` (`flock` on Unix, `LockFileEx` on Windows, which the system lets
+/// go when the file is closed or the process ends, however it ends), waiting for it when `wait`; tells
+/// whether it was taken.
 fn lock_file(file: &File, wait: bool) -> io::Result<bool> {
-    #[cfg(unix)]
-    {
-        use std::os::fd::AsRawFd;
-        let operation = if wait { libc::LOCK_EX } else { libc::LOCK_EX | libc::LOCK_NB };
-        loop {
-            // SAFETY: flock only reads the descriptor, which `file` keeps open for the call.
-            if unsafe { libc::flock(file.as_raw_fd(), operation) } == 0 {
-                return Ok(true);
-            }
-            let error = io::Error::last_os_error();
-            match error.kind() {
-                io::ErrorKind::Interrupted => continue,
-                io::ErrorKind::WouldBlock if !wait => return Ok(false),
-                _ => return Err(error),
-            }
-        }
+    if wait {
+        file.lock()?;
+        return Ok(true);
     }
-    #[cfg(not(unix))]
-    {
-        let _ = (file, wait);
-        Ok(true)
+    match file.try_lock() {
+        Ok(()) => Ok(true),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(false),
+        Err(std::fs::TryLockError::Error(error)) => Err(error),
     }
 }
 
