@@ -17,6 +17,7 @@ import type {
   CacheMetadata,
   CachedItem,
   DeleteResult,
+  EndorseRequest,
   EndSessionResult,
   HelloResult,
   KeyRequest,
@@ -82,6 +83,11 @@ export interface CacheBackend {
   update(request: UpdateRequest, options?: RequestOptions): Promise<CacheMetadata>;
   append(request: AppendRequest, options?: RequestOptions): Promise<CacheMetadata>;
   search(request: SearchRequest, options?: RequestOptions): Promise<SearchResult>;
+  /**
+   * Raises an item's trust (PROTOCOL.md section 4.12): for the extension's own code, after its user or its
+   * rules vouched for the item. The LLM's tool has no such action.
+   */
+  endorse(request: EndorseRequest, options?: RequestOptions): Promise<CacheMetadata>;
   delete(request: KeyRequest, options?: RequestOptions): Promise<DeleteResult>;
   endSession(sessionId: string, options?: RequestOptions): Promise<EndSessionResult>;
   stats(sessionId: string, options?: RequestOptions): Promise<StatsResult>;
@@ -170,6 +176,10 @@ export abstract class ProtocolClient implements CacheBackend {
 
   search(request: SearchRequest, options?: RequestOptions): Promise<SearchResult> {
     return this.request("search", request, options);
+  }
+
+  endorse(request: EndorseRequest, options?: RequestOptions): Promise<CacheMetadata> {
+    return this.request("endorse", request, options);
   }
 
   delete(request: KeyRequest, options?: RequestOptions): Promise<DeleteResult> {

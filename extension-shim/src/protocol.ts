@@ -81,6 +81,39 @@ export const ORPHAN_AFTER_MS = 24 * 60 * 60 * 1000;
 /** How often a running host looks for orphaned sessions (section 5.11). */
 export const ORPHAN_SWEEP_EVERY_MS = 60 * 60 * 1000;
 
+/**
+ * Where an item's text came from (PROTOCOL.md section 5.13). Set by the extension's code, never by the model:
+ * the tool's definitions have no such member, and the tool refuses a call that sends one.
+ */
+export const ORIGINS = ["web", "email", "tool", "user", "extension", "agent", "unknown"] as const;
+export type Origin = (typeof ORIGINS)[number];
+/** The origins whose text an item may hold and still be trusted (with `agent`, the model's own writing). */
+export const TRUSTED_ORIGINS: readonly Origin[] = ["user", "extension", "agent"];
+/** The longest `provenance.source.url`, in characters. */
+export const MAX_SOURCE_URL_CHARS = 2048;
+/** The longest `provenance.source.tool`, in characters. */
+export const MAX_SOURCE_TOOL_CHARS = 64;
+/** The most keys `provenance.derivedFrom` holds: a request sends at most this many, and a union keeps the newest. */
+export const MAX_DERIVED_FROM = 16;
+/** The longest `endorse` reason, in characters. */
+export const MAX_ENDORSE_REASON_CHARS = 120;
+
+/** An item's provenance as every CacheMetadata carries it; an item stored without one reads as `{origin: "unknown"}`. */
+export interface Provenance {
+  origin: Origin;
+  /** Where exactly: the page's URL, the tool's name. */
+  source?: { url?: string; tool?: string };
+  /** The origins of the text this item was made from or has been mixed with (a set, in ORIGINS order). */
+  upstream?: Origin[];
+  /** The keys of the items this one was made from, oldest first, at most MAX_DERIVED_FROM. */
+  derivedFrom?: string[];
+  /** Set only by the `endorse` op: when (ms since the Unix epoch) and why the extension vouched for the item. */
+  endorsed?: { at: number; reason: string };
+}
+
+/** What a write, update or append may say about where its text came from: all but `endorsed`. */
+export type ProvenanceInput = Omit<Provenance, "endorsed">;
+
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 /** What the host says about an item: never its data (section 4.0). */
@@ -99,6 +132,8 @@ export interface CacheMetadata {
   sessionId: string;
   taskId: string;
   turnId: string;
+  /** Where the item came from; `{origin: "unknown"}` for items stored without one. */
+  provenance: Provenance;
 }
 
 /** An item as `read` returns it: its metadata plus the data, or the part of it a pointer named (section 4.3). */
@@ -152,6 +187,8 @@ export interface WriteRequest {
   data: unknown;
   description: string;
   customMetadata?: { [key: string]: unknown };
+  /** Where the data came from; left out, the item reads as `{origin: "unknown"}`. A replaced item gets this one. */
+  provenance?: ProvenanceInput;
 }
 
 export interface ReadRequest {
@@ -203,6 +240,8 @@ export interface UpdateRequest {
   data?: unknown;
   description?: string;
   customMetadata?: { [key: string]: unknown };
+  /** Where the new text came from, merged into the item's (section 5.13); left out, it counts as `unknown`. */
+  provenance?: ProvenanceInput;
 }
 
 export interface AppendRequest {
@@ -213,6 +252,16 @@ export interface AppendRequest {
   /** An array whose elements are added, or a string to add to a string. */
   data: unknown;
   description?: string;
+  /** Where the added text came from, merged into the item's (section 5.13); left out, it counts as `unknown`. */
+  provenance?: ProvenanceInput;
+}
+
+/** Vouches for an item: its provenance gets `endorsed`, and it reads as trusted until untrusted text is added. */
+export interface EndorseRequest {
+  sessionId: string;
+  storageKey: string;
+  /** Why, for the viewer and the logs' reader: 1 to MAX_ENDORSE_REASON_CHARS characters. */
+  reason: string;
 }
 
 export interface SearchRequest {
@@ -232,6 +281,8 @@ export interface SearchMatch {
   pointerCut?: boolean;
   /** At most 160 characters of the string around the match, with … where it is cut. */
   snippet: string;
+  /** The matching item's provenance, as its CacheMetadata gives it. */
+  provenance: Provenance;
 }
 
 export interface SearchResult {

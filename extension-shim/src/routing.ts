@@ -59,6 +59,7 @@ import type {
   DeleteResult,
   EndSessionResult,
   HelloResult,
+  EndorseRequest,
   KeyRequest,
   ListRequest,
   ListResult,
@@ -294,6 +295,10 @@ export class RoutingBackend implements CacheBackend {
     return (await this.#sessionBackend(request.sessionId)).search(request, options);
   }
 
+  async endorse(request: EndorseRequest, options?: RequestOptions): Promise<CacheMetadata> {
+    return this.#change(request.sessionId, (backend) => backend.endorse(request, options));
+  }
+
   async delete(request: KeyRequest, options?: RequestOptions): Promise<DeleteResult> {
     return (await this.#sessionBackend(request.sessionId)).delete(request, options);
   }
@@ -369,6 +374,8 @@ export class RoutingBackend implements CacheBackend {
         return (await this.update(fields as UpdateRequest, options)) as T;
       case "append":
         return (await this.append(fields as AppendRequest, options)) as T;
+      case "endorse":
+        return (await this.endorse(fields as EndorseRequest, options)) as T;
       case "endSession":
         return (await this.endSession(sessionId, options)) as T;
       case "stats":
