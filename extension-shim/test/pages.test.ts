@@ -13,6 +13,8 @@ import { DEMO_EXTENSION_ID } from "../src/demo-extension.js";
 import { MAX_HOST_NAME_CHARS } from "../src/host-name.js";
 import { checkPagesConfig, DOWNLOAD_KEYS, PAGES_SETTINGS, MAX_DOWNLOAD_URL_CHARS, MAX_EXTENSION_NAME_CHARS, type Downloads, type PagesConfig } from "../src/pages/config.js";
 import { HOST_RELEASE, installWays, type InstallStep, type Machine } from "../src/pages/install-steps.js";
+import type { Provenance } from "../src/protocol.js";
+import { originText, passes, trustWord } from "../src/pages/provenance-text.js";
 import { childPointer, parseRoute, pointerTrail, routeHash } from "../src/pages/viewer-route.js";
 
 const id = DEMO_EXTENSION_ID;
@@ -222,6 +224,13 @@ describe("the viewer's address", () => {
     assert.equal(routeHash({}), "#");
   });
 
+  it("round-trips a session's filters by origin and trust, and drops unknown values and filters on an item", () => {
+    const route = { session: "conv_a", origin: "web", trust: "untrusted" } as const;
+    assert.deepEqual(parseRoute(routeHash(route)), route);
+    assert.deepEqual(parseRoute("#session=conv_a&origin=gossip&trust=maybe"), { session: "conv_a" });
+    assert.deepEqual(parseRoute("#session=conv_a&key=conv_a_b_c&origin=web&trust=trusted"), { session: "conv_a", key: "conv_a_b_c" });
+  });
+
   it("ignores a key without a session, and a pointer without a key", () => {
     assert.deepEqual(parseRoute("#key=conv_a_b_c&pointer=/x"), {});
     assert.deepEqual(parseRoute("#session=conv_a&pointer=/x"), { session: "conv_a" });
@@ -236,6 +245,36 @@ describe("the viewer's address", () => {
       { label: "3", pointer: "/a~1b~0c/3" },
     ]);
     assert.deepEqual(pointerTrail(""), [{ label: "data", pointer: "" }]);
+  });
+});
+
+describe("the viewer's words for where an item came from", () => {
+  it("names the origin with the page's host (punycode) or the tool, and what the item was made from", () => {
+    assert.equal(originText({ origin: "web", source: { url: "https://bücher.example/a?b=c" } }), "web · xn--bcher-kva.example");
+    assert.equal(originText({ origin: "web", source: { url: "not a url" } }), "web · not a url");
+    assert.equal(originText({ origin: "tool", source: { tool: "fetch_page" } }), "tool · fetch_page");
+    assert.equal(originText({ origin: "agent", upstream: ["web", "email", "agent"] }), "agent, made from web and email");
+    assert.equal(originText({ origin: "agent", upstream: ["web", "email", "user"] }), "agent, made from web, email and user");
+    assert.equal(originText({ origin: "unknown" }), "unknown");
+  });
+
+  it("calls an item trusted only when endorsed or made only of the user's, the extension's and the agent's text", () => {
+    assert.equal(trustWord({ origin: "user" }), "trusted");
+    assert.equal(trustWord({ origin: "agent", upstream: ["user", "extension"] }), "trusted");
+    assert.equal(trustWord({ origin: "agent", upstream: ["web"] }), "untrusted");
+    assert.equal(trustWord({ origin: "user", upstream: ["unknown"] }), "untrusted");
+    assert.equal(trustWord({ origin: "unknown" }), "untrusted");
+    assert.equal(trustWord({ origin: "web", endorsed: { at: 1, reason: "the user checked it" } }), "endorsed");
+  });
+
+  it("filters by origin and by trust, endorsed items counting as trusted", () => {
+    const web: Provenance = { origin: "web" };
+    const endorsed: Provenance = { origin: "web", endorsed: { at: 1, reason: "checked" } };
+    const mine: Provenance = { origin: "agent", upstream: ["web"] };
+    assert.deepEqual([web, endorsed, mine].map((p) => passes(p, "web", undefined)), [true, true, false]);
+    assert.deepEqual([web, endorsed, mine].map((p) => passes(p, undefined, "trusted")), [false, true, false]);
+    assert.deepEqual([web, endorsed, mine].map((p) => passes(p, undefined, "untrusted")), [true, false, true]);
+    assert.deepEqual([web, endorsed, mine].map((p) => passes(p, undefined, undefined)), [true, true, true]);
   });
 });
 

@@ -1,14 +1,21 @@
 /**
  * The cache viewer's address: what it shows is in the URL's fragment, so a view can be linked, reloaded, and
  * left with the browser's Back button. `#session=<id>` is a session's items, with `&key=<storageKey>` one item's
- * data, with `&pointer=<JSON pointer>` a part of it. Pure, so the tests check it without a browser.
+ * data, with `&pointer=<JSON pointer>` a part of it; `&origin=<origin>` and `&trust=trusted|untrusted` filter a
+ * session's items. Pure, so the tests check it without a browser.
  */
+
+import { ORIGINS, type Origin } from "../protocol.js";
 
 export interface Route {
   session?: string;
   key?: string;
   /** An RFC 6901 pointer into the item's data; "" (the whole data) when absent. */
   pointer?: string;
+  /** Only a session's items of this origin (one of protocol.ts's ORIGINS). */
+  origin?: Origin;
+  /** Only a session's trusted (endorsed included) or untrusted items. */
+  trust?: "trusted" | "untrusted";
 }
 
 /** The route a fragment ("#session=…&key=…") names; an empty route for anything else. */
@@ -21,6 +28,10 @@ export function parseRoute(hash: string): Route {
   if (session && key) route.key = key;
   const pointer = params.get("pointer");
   if (route.key && pointer) route.pointer = pointer;
+  const origin = ORIGINS.find((name) => name === params.get("origin"));
+  if (session && !route.key && origin) route.origin = origin;
+  const trust = params.get("trust");
+  if (session && !route.key && (trust === "trusted" || trust === "untrusted")) route.trust = trust;
   return route;
 }
 
@@ -30,6 +41,8 @@ export function routeHash(route: Route): string {
   if (route.session) params.set("session", route.session);
   if (route.session && route.key) params.set("key", route.key);
   if (route.session && route.key && route.pointer) params.set("pointer", route.pointer);
+  if (route.session && !route.key && route.origin) params.set("origin", route.origin);
+  if (route.session && !route.key && route.trust) params.set("trust", route.trust);
   return `#${params.toString()}`;
 }
 

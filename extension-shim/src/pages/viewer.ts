@@ -10,6 +10,10 @@
  * (pretty.ts), so any item the cache holds shows, however deep; its metadata and Delete button show even if it
  * can't.
  *
+ * Every item says where it came from (provenance-text.ts): its origin and source, what it was made from, its
+ * endorsement, and whether the agent's tool fences its text as untrusted; a session's items filter by origin and
+ * trust, and an item's view shows the exact text the model reads for it.
+ *
  * The session list uses the client's `sessions` op where the shim has it; without it the viewer opens a session
  * by its id (typed in, or in the URL: viewer.html#session=<id>), and everything else works the same.
  *
@@ -18,7 +22,7 @@
  */
 
 import { createLlmCache, type LlmCache } from "../llm-cache.js";
-import type { CachedItem, CacheMetadata, JsonValue, Slice } from "../protocol.js";
+import { ORIGINS, type CachedItem, type CacheMetadata, type JsonValue, type Slice } from "../protocol.js";
 import type { CacheStatus } from "../status.js";
 import { formatAge, formatSize, itemCount } from "../tool/format.js";
 import { shortKey } from "../tool/keys.js";
@@ -26,6 +30,7 @@ import { servedBy } from "./backend-text.js";
 import { checkPagesConfig, extensionName, loadPagesConfig, type PagesConfig } from "./config.js";
 import { button, el, errorLine, laidOut, show, when, type Child } from "./dom.js";
 import { jsonText } from "./pretty.js";
+import { originText, passes, trustWord } from "./provenance-text.js";
 import { childPointer, parseRoute, pointerTrail, routeHash, type Route } from "./viewer-route.js";
 
 /** Items per page of a session. */
@@ -34,6 +39,8 @@ export const ITEMS_PAGE = 20;
 export const SESSIONS_PAGE = 50;
 /** The most bytes of JSON text one page of an item's data shows (the read's `maxBytes`). */
 export const DATA_PAGE_BYTES = 16 * 1024;
+/** Items read per page while a filter is on: the page shows those of them that pass. */
+export const FILTERED_PAGE = 100;
 /** The most "open a part" links under one page of data. */
 const MAX_PART_LINKS = 200;
 
@@ -106,7 +113,7 @@ class Viewer {
     this.#renderTrail(route);
     try {
       if (route.session && route.key) await this.#itemView(route.session, route.key, route.pointer ?? "", generation);
-      else if (route.session) await this.#sessionView(route.session, generation);
+      else if (route.session) await this.#sessionView(route, generation);
       else await this.#sessionsView(generation);
     } catch (error) {
       if (generation === this.#generation) show(this.#main, el("p", { class: "error" }, errorLine(error)));
@@ -181,17 +188,22 @@ class Viewer {
 
   // One session's items.
 
-  async #sessionView(sessionId: string, generation: number, cursors: Array<string | undefined> = [undefined]): Promise<void> {
+  async #sessionView(route: Route, generation: number, cursors: Array<string | undefined> = [undefined]): Promise<void> {
+    const sessionId = route.session ?? "";
     const client = this.#cache.client;
     const cursor = cursors[cursors.length - 1];
+    const filtered = route.origin !== undefined || route.trust !== undefined;
+    // A filter reads more items per page, so that a page of the few that pass is rarely empty.
+    const limit = filtered ? FILTERED_PAGE : ITEMS_PAGE;
     const [stats, page] = await Promise.all([
       client.stats(sessionId),
-      client.list(cursor === undefined ? { sessionId, limit: ITEMS_PAGE } : { sessionId, limit: ITEMS_PAGE, cursor }),
+      client.list(cursor === undefined ? { sessionId, limit } : { sessionId, limit, cursor }),
     ]);
     if (generation !== this.#generation) return;
     const now = Date.now();
-    const reload = () => this.#sessionView(sessionId, this.#generation, cursors);
-    const first = (cursors.length - 1) * ITEMS_PAGE;
+    const reload = () => this.#sessionView(route, this.#generation, cursors);
+    const first = (cursors.length - 1) * limit;
+    const shown = page.items.filter((item) => passes(item.provenance, route.origin, route.trust));
     const summary = el(
       "p",
       { id: "session-summary" },
@@ -212,26 +224,25 @@ class Viewer {
     // A session holds items or doesn't exist (PROTOCOL.md 4.8): an empty one has nothing to end.
     if (stats.itemCount > 0) show(endBox, endButton);
 
-    const rows = page.items.map((item) => this.#itemRow(item, now, reload));
+    const rows = shown.map((item) => this.#itemRow(item, now, reload));
+    const range = `${first + 1}–${first + page.items.length} of ${page.itemCount}`;
+    const caption = filtered ? `${itemCount(shown.length)} of items ${range} pass the filter, newest first` : `Items ${range}, newest first`;
     show(
       this.#main,
       el("h2", {}, "Session ", el("code", {}, sessionId)),
       summary,
       endBox,
-      page.items.length === 0
-        ? el("p", { id: "no-items" }, "No items.")
+      filterForm(route),
+      shown.length === 0
+        ? el("p", { id: "no-items" }, filtered && page.items.length > 0 ? `None of items ${range} pass the filter.` : "No items.")
         : el(
             "table",
             { id: "items" },
-            el(
-              "caption",
-              {},
-              `Items ${first + 1}–${first + page.items.length} of ${page.itemCount}, newest first`,
-            ),
-            el("thead", {}, el("tr", {}, ...["Key", "Size", "Age", "Shape", "Description", ""].map((name) => el("th", {}, name)))),
+            el("caption", {}, caption),
+            el("thead", {}, el("tr", {}, ...["Key", "Size", "Age", "Shape", "Description", "From", "Trust", ""].map((name) => el("th", {}, name)))),
             el("tbody", {}, ...rows),
           ),
-      this.#pager(cursors, page.nextCursor, (next) => this.#sessionView(sessionId, this.#generation, next)),
+      this.#pager(cursors, page.nextCursor, (next) => this.#sessionView(route, this.#generation, next)),
     );
   }
 
@@ -257,6 +268,8 @@ class Viewer {
       el("td", { class: "number", title: when(item.timestamp, now) }, `${formatAge(now - item.timestamp)} ago`),
       el("td", { class: "shape" }, item.shape || "?"),
       el("td", { class: "description" }, item.description),
+      el("td", { class: "from", title: item.provenance.source?.url ?? null }, originText(item.provenance)),
+      el("td", { class: `trust ${trustWord(item.provenance)}` }, trustWord(item.provenance)),
       actions,
     );
   }
@@ -370,7 +383,42 @@ function metadataList(item: CachedItem): HTMLElement {
     ["Task / turn", `${item.taskId} / ${item.turnId}`],
   ];
   if (item.customMetadata !== undefined) rows.push(["Custom metadata", compact(item.customMetadata)]);
-  return el("dl", { id: "item-metadata" }, ...rows.flatMap(([name, value]) => [el("dt", {}, name), el("dd", {}, value)]));
+  const provenance = item.provenance;
+  rows.push(["From", originText(provenance)], ["Trust", trustWord(provenance)]);
+  // The URL as text, never a link: a page the agent read may be one the user should not open by a click.
+  if (provenance.source?.url !== undefined) rows.push(["Source URL", provenance.source.url]);
+  if (provenance.source?.tool !== undefined) rows.push(["Source tool", provenance.source.tool]);
+  if (provenance.endorsed) rows.push(["Endorsed", `${when(provenance.endorsed.at)}: ${provenance.endorsed.reason}`]);
+  const derived = (provenance.derivedFrom ?? []).flatMap((key, index): Child[] => [
+    index === 0 ? null : ", ",
+    el("a", { href: routeHash({ session: item.sessionId, key }), title: key }, shortKey(key, item.sessionId)),
+  ]);
+  return el(
+    "dl",
+    { id: "item-metadata" },
+    ...rows.flatMap(([name, value]) => [el("dt", {}, name), el("dd", { "data-field": name }, value)]),
+    derived.length === 0 ? null : el("dt", {}, "Made from"),
+    derived.length === 0 ? null : el("dd", { "data-field": "Made from" }, ...derived),
+  );
+}
+
+/** The session view's filters, by origin and by trust; choosing one goes to its address. */
+function filterForm(route: Route): HTMLElement {
+  const choice = <T extends string>(name: string, label: string, values: readonly T[], current: T | undefined) => {
+    const select = el("select", { id: `filter-${name}`, "aria-label": label }, el("option", { value: "" }, `any ${name}`), ...values.map((value) => el("option", { value, selected: value === current }, value)));
+    select.addEventListener("change", () => {
+      location.hash = routeHash({ ...route, [name]: select.value || undefined });
+    });
+    return select;
+  };
+  return el(
+    "p",
+    { id: "filters" },
+    "Show items of ",
+    choice("origin", "Origin", ORIGINS, route.origin),
+    " that are ",
+    choice("trust", "Trust", ["trusted", "untrusted"] as const, route.trust),
+  );
 }
 
 /** The page of data, laid out; or why it can't be, in its place, so that the rest of the item's view still shows. */

@@ -1,0 +1,53 @@
+/**
+ * Where an item came from, as the viewer's user reads it: the origin in words, the source page's host or the
+ * tool's name, what the item was made from, and whether the agent's tool treats its text as trusted. Pure, so
+ * the tests check it without a browser.
+ */
+
+import type { Provenance } from "../protocol.js";
+import { TRUSTED_ORIGINS } from "../protocol.js";
+
+/** What the viewer says of an item's trust: endorsed by the extension, trusted by its origins, or not. */
+export type TrustWord = "endorsed" | "trusted" | "untrusted";
+
+/** The viewer's trust filter. */
+export type TrustFilter = "trusted" | "untrusted";
+
+/**
+ * The item's trust as the tool treats it (PROTOCOL.md section 5.13): endorsed, or trusted when its origin and
+ * every upstream origin are the user's, the extension's or the agent's own; untrusted otherwise.
+ */
+export function trustWord(provenance: Provenance): TrustWord {
+  if (provenance.endorsed) return "endorsed";
+  const origins = [provenance.origin, ...(provenance.upstream ?? [])];
+  return origins.every((origin) => TRUSTED_ORIGINS.includes(origin)) ? "trusted" : "untrusted";
+}
+
+/** "web · example.com", "tool · fetch_page", "agent, made from web and email": one line, for a table cell. */
+export function originText(provenance: Provenance): string {
+  const where = provenance.source?.url !== undefined ? urlHost(provenance.source.url) : provenance.source?.tool;
+  const origin = where ? `${provenance.origin} · ${where}` : provenance.origin;
+  const upstream = (provenance.upstream ?? []).filter((other) => other !== provenance.origin);
+  return upstream.length === 0 ? origin : `${origin}, made from ${wordList(upstream)}`;
+}
+
+/** The URL's host as the browser parses it (punycode for an international name), or the text itself when it isn't a URL. */
+export function urlHost(url: string): string {
+  try {
+    return new URL(url).host || url;
+  } catch {
+    return url;
+  }
+}
+
+/** Whether an item passes the viewer's filters: its origin, and its trust ("trusted" includes endorsed). */
+export function passes(provenance: Provenance, origin: string | undefined, trust: TrustFilter | undefined): boolean {
+  if (origin && provenance.origin !== origin) return false;
+  if (trust === "trusted") return trustWord(provenance) !== "untrusted";
+  if (trust === "untrusted") return trustWord(provenance) === "untrusted";
+  return true;
+}
+
+function wordList(words: readonly string[]): string {
+  return words.length < 2 ? words.join("") : `${words.slice(0, -1).join(", ")} and ${words[words.length - 1]}`;
+}
