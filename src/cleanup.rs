@@ -153,16 +153,12 @@ fn recount(txn: &mut heed::RwTxn<'_>, dbs: &Dbs, origin: &str, session_id: &str)
     dbs.put_session(txn, origin, session_id, &record)
 }
 
-/// Sums the store's running total again if a host that keeps none moved the sessions' totals,
-/// finishes every cleanup a host left unfinished, then removes the sessions nobody touched for 24
+/// Finishes every cleanup a host left unfinished, then removes the sessions nobody touched for 24
 /// hours. Returns how many sessions it removed.
 ///
 /// # Errors
 /// `StorageUnavailableError`.
 pub fn maintain(store: &Store, now_ms: u64) -> Result<usize, CacheError> {
-    // A host of another version serving the same store may have moved sessions' totals without the
-    // store's since the last run.
-    store.sum_total_again_if_drifted()?;
     let unfinished = store.read(|txn, dbs| dbs.unfinished_cleanups(txn))?;
     for (origin, session_id) in &unfinished {
         let removed = finish(store, origin, session_id)?;

@@ -427,10 +427,21 @@ pub async fn maintain_every(
     // input ends at once must still finish interrupted cleanups and remove orphans.
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // The host sums the store's total again before its first request (main.rs); a later run does it
+    // first, since a host of another version serving the same store may have moved sessions' totals
+    // without the store's since.
+    let mut first_run = true;
     loop {
         let Ok(store) = ctx.store.clone() else { return };
         let now = ctx.clock.now_ms();
-        let removed = tokio::task::spawn_blocking(move || cleanup::maintain(&store, now)).await;
+        let sum_again = !std::mem::replace(&mut first_run, false);
+        let removed = tokio::task::spawn_blocking(move || {
+            if sum_again {
+                store.sum_total_again_if_drifted()?;
+            }
+            cleanup::maintain(&store, now)
+        })
+        .await;
         let removed = match removed {
             Ok(Ok(removed)) => removed,
             Ok(Err(error)) => {

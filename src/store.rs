@@ -416,9 +416,9 @@ impl Store {
     /// totals, as when a host that keeps no running total (an older version still serving after an
     /// upgrade, or one run after a downgrade) changed sessions' totals without moving it: the
     /// store-wide quota would otherwise be checked against a wrong total for good. A host does this
-    /// when it starts and at every maintenance run. The check is one read of the session records;
-    /// the write happens only when they differ, and looks again inside its transaction. Returns the
-    /// total that was kept and the sum that replaced it, when they differed.
+    /// when it starts and at every later maintenance run (hourly). The check is one read of the
+    /// session records; the write happens only when they differ, and looks again inside its
+    /// transaction. Returns the total that was kept and the sum that replaced it, when they differed.
     ///
     /// # Errors
     /// `StorageUnavailableError`.

@@ -321,3 +321,33 @@ fn a_running_total_an_older_host_left_wrong_is_summed_again_when_a_host_starts()
     let (code, out) = verify(dir, &[]);
     assert_eq!(code, 0, "{out}");
 }
+
+/// A host sums the store's total again before its first request (main.rs), so the maintenance it
+/// starts beside its requests leaves that to it and sums again only on its later, hourly runs: a
+/// total an older host left wrong while this one serves is put right within the hour, and a start
+/// reads every session record once, not twice.
+#[tokio::test(start_paused = true)]
+async fn maintenance_sums_the_total_again_on_its_hourly_runs_not_at_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut host = Session::start(dir, ORIGIN);
+    host.ok(json!({"id": 1, "op": "write", "sessionId": "conv_kept", "data": "x".repeat(98), "description": "d"}));
+    assert!(host.close().1.success());
+    tamper(dir, |txn, db| db("counters").put(txn, b"store-total", &7u64.to_be_bytes()).unwrap());
+
+    let store = std::sync::Arc::new(Store::open(&dir.join("store")).unwrap());
+    let clock = std::sync::Arc::new(llm_cache_host::clock::ManualClock::new(SystemClock.now_ms()));
+    let ctx = std::sync::Arc::new(llm_cache_host::cmd::Context::new(Ok(store.clone()), ORIGIN.to_owned(), clock));
+    let total = || store.read(|txn, dbs| dbs.store_total(txn)).unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel();
+    let (report, mut reports) = tokio::sync::mpsc::unbounded_channel();
+    let period = std::time::Duration::from_secs(3600);
+    let maintenance = tokio::spawn(llm_cache_host::host::maintain_every(ctx, period, stopped, Some(report)));
+    assert_eq!(reports.recv().await, Some(0));
+    assert_eq!(total(), 7, "the run at start leaves the total to the host's own check before it");
+    tokio::time::advance(period).await;
+    assert_eq!(reports.recv().await, Some(0));
+    assert_eq!(total(), 100, "the hourly run sums it again");
+    stop.send(()).unwrap();
+    maintenance.await.unwrap();
+}
