@@ -10,7 +10,7 @@ import { hasIndexedDb, IndexedDbBackend } from "./backends/indexeddb/backend.js"
 import { NativeCacheClient, type ClientOptions } from "./backends/native.js";
 import { errorText } from "./tool/storage-tool.js";
 import { offloadLargeResults, type OffloadOptions, type ToolHandler } from "./offload.js";
-import { resolveReferences } from "./references.js";
+import { resolveReferences, type ReferenceOptions } from "./references.js";
 import { ORIGINS, type Origin } from "./protocol.js";
 import { RoutingBackend } from "./routing.js";
 import { ContextTaint } from "./taint.js";
@@ -92,10 +92,11 @@ export interface LlmCache {
   /** `args` with every llm_cache reference replaced by the data it names; see references.ts. */
   resolveReferences: <T>(args: T, context: { sessionId: string }) => Promise<T>;
   /**
-   * Another tool's handler, run with its references resolved. A reference that can't be resolved rejects with
-   * an Error whose message tells the LLM what to do ("… ItemNotFoundError: … Next: list …").
+   * Another tool's handler, run with its references resolved. A reference that can't be resolved, or whose flow
+   * `options.allowFlow` refuses, rejects with an Error whose message tells the LLM what to do ("… ItemNotFoundError:
+   * … Next: list …"). `options.tool` names the tool in the flows and in a refusal.
    */
-  withReferences: <A, C extends { sessionId: string }, R>(handler: ToolHandler<A, C, R>) => (args: A, context: C) => Promise<R>;
+  withReferences: <A, C extends { sessionId: string }, R>(handler: ToolHandler<A, C, R>, options?: ReferenceOptions) => (args: A, context: C) => Promise<R>;
   /**
    * Says that text of `origin` reached the model in the session through a tool the cache didn't wrap: what the
    * model writes afterwards names it as upstream. The taint only grows until the session ends.
@@ -145,14 +146,14 @@ export function createLlmCache(options: LlmCacheOptions = {}): LlmCache {
       await taint.note(sessionId, [origin]);
     },
     resolveReferences: (args, context) => resolveReferences(client, args, context),
-    withReferences: (handler) => {
+    withReferences: (handler, referenceOptions) => {
       used.references = true;
       return async (args, context) => {
         // The extension's mistake is its TypeError, not text for the LLM like a reference that can't be resolved.
         assertSessionId("withReferences: context.sessionId", context?.sessionId);
         let resolved;
         try {
-          resolved = await resolveReferences(client, args, context);
+          resolved = await resolveReferences(client, args, context, referenceOptions);
         } catch (error) {
           throw new Error(errorText("reference", error, tool.name));
         }
