@@ -17,7 +17,7 @@
 
 import type { CacheBackend } from "./backend.js";
 import { CacheError, DataTooLargeError, QuotaExceededError } from "./errors.js";
-import { assembleReply, fence, freeText, fromLabel, isTrusted, provenanceOf, untrustedOrigins, type ReplyPart } from "./provenance.js";
+import { assembleReply, fence, fenceJsonText, freeText, fromLabel, isTrusted, provenanceOf, untrustedOrigins, type ReplyPart } from "./provenance.js";
 import {
   isHighSurrogate,
   isLowSurrogate,
@@ -170,10 +170,15 @@ function fallbackProvenance(option: unknown, toolName: string): ProvenanceInput 
   return /^[A-Za-z0-9_.:/-]{1,64}$/.test(toolName) ? { origin: "tool", source: { tool: toolName } } : { origin: "tool" };
 }
 
-/** The preview line: fenced when the result is untrusted, as every body of an untrusted item is. */
+/**
+ * The preview line: fenced when the result is untrusted, as every body of an untrusted item is. A string result's
+ * preview is its text, fenced as a JSON string; any other result's is a cut of its JSON text, already on one line,
+ * fenced as it is.
+ */
 function previewLine(offload: Offload): ReplyPart[] {
   const text = preview(offload.shown, offload.previewChars);
-  return isTrusted(offload.provenance) ? [`preview: ${text}`] : ["preview: ", fence(text)];
+  if (isTrusted(offload.provenance)) return [`preview: ${text}`];
+  return ["preview: ", typeof offload.result === "string" ? fence(text) : fenceJsonText(text)];
 }
 
 /** The text the LLM gets for a result cached as one item. */

@@ -137,6 +137,15 @@ export function fence(value: unknown): Fenced {
   return { fenced: escapeUnicodeTerminators(JSON.stringify(value) ?? "null") };
 }
 
+/**
+ * Text that is already one line of JSON (a cut of a value's JSON text, as a preview shows it), to be fenced as it
+ * is: quoting it again would double every quote the model reads. Only U+0085, U+2028 and U+2029, which JSON keeps
+ * raw, are escaped.
+ */
+export function fenceJsonText(json: string): Fenced {
+  return { fenced: escapeUnicodeTerminators(json) };
+}
+
 /** One piece of a reply: its own text, or an untrusted body to fence. */
 export type ReplyPart = string | Fenced;
 
