@@ -208,7 +208,7 @@ async function cacheInParts(
   if (offload.bytes > limits.sessionQuotaBytes) {
     return none(notCached(offload, `it is more than a session's whole cache (${formatSize(limits.sessionQuotaBytes)})`, false));
   }
-  const parts = split(offload.result, offload.json, limits.maxItemBytes);
+  const parts = split(offload.result, offload.json, limits.maxItemBytes, isTrusted(offload.provenance));
   if (typeof parts === "string") return none(notCached(offload, `${parts}, more than one item holds (${formatSize(limits.maxItemBytes)})`, false));
 
   const write = (i: number, taskId: string | undefined) => {
@@ -268,10 +268,10 @@ function notCached(offload: Offload, reason: string, quota: boolean): string {
 
 /**
  * `value` cut into parts whose JSON texts are each at most `maxBytes`: an array by elements, an object by
- * members, a string by characters (never splitting one). Or, when no such cut exists, why not. `json` is
- * `value`'s JSON text.
+ * members, a string by characters (never splitting one). Or, when no such cut exists, why not, naming a member
+ * of an untrusted value by its position. `json` is `value`'s JSON text.
  */
-function split(value: unknown, json: string, maxBytes: number): Part[] | string {
+function split(value: unknown, json: string, maxBytes: number, trusted: boolean): Part[] | string {
   // What JSON writes for a value with toJSON is what toJSON returns, so that is what gets cut.
   const hasToJson = typeof value === "object" && value !== null && typeof (value as { toJSON?: unknown }).toJSON === "function";
   const data = hasToJson ? (JSON.parse(json) as unknown) : value;
@@ -293,7 +293,8 @@ function split(value: unknown, json: string, maxBytes: number): Part[] | string 
   }
   const measure = (i: number) => {
     const { name, bytes } = members[i] as (typeof members)[number];
-    return { bytes, name: `member ${JSON.stringify(name.slice(0, 40))}` };
+    // An untrusted result's member names are its content, which the model sees only quoted on an item's line or fenced.
+    return { bytes, name: trusted ? `member ${JSON.stringify(name.slice(0, 40))}` : `member ${i}` };
   };
   return splitMembers(members.length, maxBytes, "members", measure, (start, end) =>
     Object.fromEntries(members.slice(start, end).map(({ name, member }) => [name, member])),

@@ -170,7 +170,7 @@ describe("a result over one item's limit (5 MB) never reaches the LLM whole", ()
     const shown = (await cache.offloadLargeResults("read_email", () => huge)({}, { sessionId })) as string;
     assert.equal(
       unfenced(shown),
-      `read_email's result (6MB) is too big to show, and was not cached: its member "body" alone is 6MB, more than one item holds (5MB).\n` +
+      `read_email's result (6MB) is too big to show, and was not cached: its member 0 alone is 6MB, more than one item holds (5MB).\n` +
         `preview: <F>{"body":"${"y".repeat(191)} …[6MB more]… ${"y".repeat(198)}"}</F>\n` +
         "Next: call read_email again for less (a page, a narrower query, fewer fields).",
     );

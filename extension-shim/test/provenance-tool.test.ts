@@ -19,10 +19,12 @@ import { describe, it, type TestContext } from "node:test";
 import { IDBFactory } from "fake-indexeddb";
 import { IndexedDbBackend } from "../src/backends/indexeddb/backend.js";
 import { createLlmCache, type LlmCache, type LlmCacheOptions } from "../src/llm-cache.js";
+import { offloadLargeResults } from "../src/offload.js";
 import { fromLabel, isTrusted, lookAlikeText, provenanceOf, type RandomValues } from "../src/provenance.js";
 import { ContextTaint } from "../src/taint.js";
 import { StorageTool } from "../src/tool/storage-tool.js";
-import type { Provenance, ProvenanceInput } from "../src/protocol.js";
+import type { CacheBackend } from "../src/backend.js";
+import type { KeyRequest, Provenance, ProvenanceInput, WriteRequest } from "../src/protocol.js";
 import { hostConnector } from "./helpers/chrome-port.js";
 import { MemoryStorage } from "./helpers/memory-storage.js";
 import { Rng } from "./helpers/rng.js";
@@ -194,10 +196,38 @@ describe("the master property", () => {
         assert.ok(offKey, offloaded);
         const offFull = [...(await stored(cache, sessionId)).keys()].find((key) => key.endsWith(offKey)) as string;
         canaryOf.set(offFull, ["m", "v", "d"].map((s) => `cnry${round}off1${s}`));
+        // In parts (a backend whose items hold 4 KB, so the parts stay small) and too big to cache at all.
+        const real = await cache.client.hello();
+        const smallItems = {
+          hello: async () => ({ ...real, limits: { ...real.limits, maxItemBytes: 4096 } }),
+          write: (request: WriteRequest) => cache.client.write(request),
+          delete: (request: KeyRequest) => cache.client.delete(request),
+        } as unknown as CacheBackend;
+        const inParts = String(
+          await offloadLargeResults(smallItems, "list_pages", () => Array.from({ length: 6 }, (_, n) => ({ [`cnry${round}par${n}m`]: `cnry${round}par${n}v ${"q".repeat(3000)}` })), {
+            provenance: () => label,
+            taint: new ContextTaint(),
+          })({}, context),
+        );
+        const partKeys = [...inParts.matchAll(/^([a-z0-9]{8}_[a-z0-9]{8}) \| /gm)].map((match) => match[1] as string);
+        assert.ok(partKeys.length >= 2, inParts);
+        const provenances = await stored(cache, sessionId);
+        for (const [n, short] of partKeys.entries()) {
+          const partFull = [...provenances.keys()].find((key) => key.endsWith(short)) as string;
+          assert.deepEqual(provenances.get(partFull), provenances.get(offFull), "every part carries the result's label");
+          canaryOf.set(partFull, [`cnry${round}par${n}m`, `cnry${round}par${n}v`]);
+        }
+        const tooBig = String(await cache.offloadLargeResults("huge", () => ({ [`cnry${round}big`]: "y".repeat(6 * 1024 * 1024) }), { provenance: () => label })({}, context));
+        assert.match(tooBig, /was not cached/);
         const owned = await owners();
-        for (const [what, reply] of [...replies, ...echoes, ["offload whole", offloaded] as [string, string]]) checkReply(reply, owned, `${kind} round ${round}: ${what}`);
+        owned.set(`cnry${round}big`, provenances.get(offFull) as Provenance);
+        for (const [what, reply] of [...replies, ...echoes, ["offload whole", offloaded] as [string, string], ["offload in parts", inParts] as [string, string], ["offload too big", tooBig] as [string, string]]) {
+          checkReply(reply, owned, `${kind} round ${round}: ${what}`);
+        }
+        for (const short of partKeys) replies.push(["read a part", await tool.execute({ action: "read", storageKey: short }, context)]);
+        for (const [what, reply] of replies.slice(-partKeys.length)) checkReply(reply, owned, `${kind} round ${round}: ${what}`);
         // Every canary of every item reached the model somewhere (the checks above weren't vacuous).
-        const all = [...replies, ...echoes].map(([, reply]) => reply).join("\n") + offloaded;
+        const all = [...replies, ...echoes].map(([, reply]) => reply).join("\n") + offloaded + inParts + tooBig;
         for (const canary of owned.keys()) assert.ok(all.includes(canary), `${canary} never shown`);
       }
     });
@@ -378,6 +408,18 @@ describe("who sets provenance", () => {
     const third = createLlmCache(options);
     t.after(() => third.client.close());
     assert.match(await third.tool.execute({ action: "write", data: "1", description: "x" }, { sessionId }), / \| you \| number \| x$/);
+  });
+
+  it("taints the model's writing with every offloaded result, small ones too, and with noted origins", async (t) => {
+    const { cache, sessionId } = makeCache(t, "indexeddb");
+    const search = cache.offloadLargeResults("search_web", () => ["a small result"], { provenance: () => ({ origin: "web" }) });
+    assert.deepEqual(await search({}, { sessionId }), ["a small result"]);
+    assert.match(await cache.tool.execute({ action: "write", data: "1", description: "x" }, { sessionId }), / \| you, from web \| "number" \| "x"$/);
+    await cache.noteContextOrigin(sessionId, "email");
+    assert.match(await cache.tool.execute({ action: "write", data: "1", description: "x" }, { sessionId }), / \| you, from web, email \| /);
+    // Another session starts clean: wrapping a tool says the extension reports what enters the context.
+    assert.match(await cache.tool.execute({ action: "write", data: "1", description: "x" }, { sessionId: `conv_${randomUUID()}` }), / \| you \| number \| x$/);
+    await assert.rejects(cache.noteContextOrigin(sessionId, "mars" as never), /noteContextOrigin: origin must be one of web, email/);
   });
 
   it("labels offloaded results as the extension says, every part alike, and lets allowFlow refuse a flow", async (t) => {
