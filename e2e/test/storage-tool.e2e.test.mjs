@@ -167,7 +167,7 @@ describe("the demo extension's StorageTool in Chromium, host installed", { skip:
     const outcome = await new DemoAgent(s.browser, newSessionId()).demo();
     assert.equal(outcome.resolved, true, JSON.stringify(outcome));
     assert.match(outcome.text, /^3 items, 192B in all, newest first/m, outcome.text);
-    assert.match(outcome.text, /data at \/subject: "Subject 3"/, outcome.text);
+    assert.match(outcome.text, /data at \/subject: <untrusted-([a-z0-9]{8})>"Subject 3"<\/untrusted-\1>/, outcome.text);
     assert.match(outcome.text, /\{"status":"ended","deletedItems":3,"freedBytes":192\}/, outcome.text);
   });
 });
@@ -221,7 +221,7 @@ describe("the demo extension's StorageTool in Chromium, host not installed", { s
     const outcome = await new DemoAgent(s.browser, newSessionId()).demo();
     assert.equal(outcome.resolved, true, JSON.stringify(outcome));
     assert.match(outcome.text, /^3 items, 192B in all, newest first/m, outcome.text);
-    assert.match(outcome.text, /data at \/subject: "Subject 3"/, outcome.text);
+    assert.match(outcome.text, /data at \/subject: <untrusted-([a-z0-9]{8})>"Subject 3"<\/untrusted-\1>/, outcome.text);
     assert.match(outcome.text, /\{"status":"ended","deletedItems":3,"freedBytes":192\}/, outcome.text);
   });
 
