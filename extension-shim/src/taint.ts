@@ -74,7 +74,13 @@ export class ContextTaint {
       taint.keys.push(key);
     }
     taint.keys.splice(0, Math.max(0, taint.keys.length - MAX_DERIVED_FROM));
-    if (JSON.stringify(taint) !== before) await this.#storage?.set({ [TAINT_KEY_PREFIX + sessionId]: taint });
+    if (JSON.stringify(taint) === before) return;
+    try {
+      await this.#storage?.set({ [TAINT_KEY_PREFIX + sessionId]: { origins: taint.origins, keys: [...taint.keys] } });
+    } catch {
+      // The taint still holds in memory for this context's life; a failing storage must not fail the tool call
+      // (or the offloaded tool) that showed the model the text.
+    }
   }
 
   /** The provenance of what the model writes in the session now: its own text, made from what it has seen. */
@@ -107,8 +113,12 @@ export class ContextTaint {
 
   async #read(sessionId: string): Promise<SessionTaint> {
     const key = TAINT_KEY_PREFIX + sessionId;
-    const kept = this.#storage === undefined ? undefined : (await this.#storage.get(key))[key];
-    return sessionTaint(kept);
+    try {
+      return sessionTaint(this.#storage === undefined ? undefined : (await this.#storage.get(key))[key]);
+    } catch {
+      // What the model saw before can't be known: fail closed.
+      return { origins: ["unknown"], keys: [] };
+    }
   }
 }
 

@@ -17,7 +17,7 @@
 import type { CacheBackend } from "../backend.js";
 import { CacheError, InvalidRequestError } from "../errors.js";
 import { assertSessionId } from "../session-id.js";
-import { assembleReply, fence, fromLabel, isTrusted, plainText, provenanceOf, quotedText, untrustedOrigins, type RandomValues, type ReplyPart } from "../provenance.js";
+import { assembleReply, escapeUnicodeTerminators, fence, fromLabel, isTrusted, plainText, provenanceOf, quotedText, untrustedOrigins, type RandomValues, type ReplyPart } from "../provenance.js";
 import { MAX_DESCRIPTION_CHARS, utf8Length, type CachedItem, type StatsResult } from "../protocol.js";
 import { ContextTaint } from "../taint.js";
 import { toolDefinitions, type ToolDefinitions } from "./definitions.js";
@@ -290,7 +290,9 @@ export class StorageTool {
  */
 export function readReply(item: CachedItem, pointer: string, maxReadBytes: number, now: number): ReplyPart[] {
   const trusted = isTrusted(provenanceOf(item));
-  const body = (value: unknown): ReplyPart => (trusted ? JSON.stringify(value) : fence(value));
+  // A trusted body is JSON as it always was, but for U+0085, U+2028 and U+2029, which JSON leaves raw and a reader
+  // splitting on Unicode line breaks would take for the end of the line.
+  const body = (value: unknown): ReplyPart => (trusted ? escapeUnicodeTerminators(JSON.stringify(value) ?? "null") : fence(value));
   const parts: ReplyPart[] = [itemLine(item, now)];
   const later = item.slice !== undefined && item.slice.offset > 0;
   if (item.customMetadata !== undefined && !later) parts.push("\ncustomMetadata: ", body(item.customMetadata));
