@@ -43,7 +43,7 @@ describe("the plain handler", () => {
 
 describe("the browserx path, where browserx refuses the object before our handler", () => {
   it("the definition and the prompt say data is a string, and what browserx's bare refusal means", async (t) => {
-    const { cache, sessionId } = hostCache(t);
+    const { cache, sessionId } = hostCache(t, { contextOrigins: [] });
     const tools = browserxTools(cache, { browserStorage: { areas: memoryAreas() } });
     const registry = new BrowserxStyleRegistry();
     await registry.register(tools.llmCache.definition, tools.llmCache.handler);
@@ -65,6 +65,6 @@ describe("the browserx path, where browserx refuses the object before our handle
 
     // The same call as JSON text then goes through.
     const fixed = await registry.execute({ toolName: "llm_cache", parameters: { action: "write", data: JSON.stringify(OBJECT), description: "d" }, sessionId, turnId: "turn_2" });
-    assert.match(llmOutput(fixed), /^"cached [a-z0-9_]+ \| \d+B \| \d+s \| object\{from,tags,count\} \| d"$/);
+    assert.match(llmOutput(fixed), /^"cached [a-z0-9_]+ \| \d+B \| \d+s \| you \| object\{from,tags,count\} \| d"$/);
   });
 });
