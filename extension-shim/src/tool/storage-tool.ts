@@ -8,7 +8,7 @@
  * registry records failures gets `ok: false` with that same text (adapters/browserx.ts).
  *
  * Measured cost (test/storage-tool.test.ts): a `list` of 50 items whose descriptions are email summaries of
- * about 80 characters and whose shape is `object{from,subject,summary}` is 7,550 bytes of text: 151 bytes per
+ * about 80 characters and whose shape is `object{from,subject,summary}` is 7,557 bytes of text: 151 bytes per
  * item, of which about 42 are the key, size, age, `from` and separators. The spec's budget is 500 bytes per item; the
  * host's JSON metadata for the same item is about 320 bytes, because it spells out the 41-character session
  * id twice.
