@@ -140,7 +140,7 @@ describe("the demo extension's StorageTool in Chromium, host installed", { skip:
     // The tool itself gives the LLM the first 12 KB page of a value this big, and where the next page starts.
     const text = answered(await agent.read(bigKeys[4]), "tool read of 5 MB");
     assert.ok(Buffer.byteLength(text) < 12 * 1024 + 256, `the tool answered a 5 MB read with ${Buffer.byteLength(text)} bytes`);
-    assert.match(text, /^data, characters 0-\d+ of \d+ \(next page: offset \d+\): "4+"$/m);
+    assert.match(text, /^data, characters 0-\d+ of \d+ \(next page: offset \d+\): <untrusted-([a-z0-9]{8})>"4+"<\/untrusted-\1>$/m);
   });
 
   it("wrote no cached data or description into the host's logs", () => {
