@@ -22,7 +22,7 @@ import { createLlmCache, type LlmCache, type LlmCacheOptions } from "../src/llm-
 import { offloadLargeResults } from "../src/offload.js";
 import { fromLabel, isTrusted, lookAlikeText, provenanceOf, type RandomValues } from "../src/provenance.js";
 import { ContextTaint } from "../src/taint.js";
-import { StorageTool } from "../src/tool/storage-tool.js";
+import { modelTextOf, StorageTool } from "../src/tool/storage-tool.js";
 import type { CacheBackend } from "../src/backend.js";
 import type { KeyRequest, Provenance, ProvenanceInput, WriteRequest } from "../src/protocol.js";
 import { hostConnector } from "./helpers/chrome-port.js";
@@ -420,6 +420,17 @@ describe("who sets provenance", () => {
     // Another session starts clean: wrapping a tool says the extension reports what enters the context.
     assert.match(await cache.tool.execute({ action: "write", data: "1", description: "x" }, { sessionId: `conv_${randomUUID()}` }), / \| you \| number \| x$/);
     await assert.rejects(cache.noteContextOrigin(sessionId, "mars" as never), /noteContextOrigin: origin must be one of web, email/);
+  });
+
+  it("gives the viewer the exact text a read shows the model, fences included", async (t) => {
+    const fixed: RandomValues = (array) => array.fill(7);
+    const { cache, sessionId } = makeCache(t, "indexeddb", { randomValues: fixed, now: () => 0 });
+    for (const provenance of [{ origin: "web" as const, source: { url: "https://a.example/" } }, { origin: "user" as const }]) {
+      const item = await cache.client.write({ sessionId, data: { a: "x\u2028y" }, description: "d", customMetadata: { c: 1 }, provenance });
+      const read = await cache.client.read({ sessionId, storageKey: item.storageKey, maxBytes: 12 * 1024 });
+      const shown = await cache.tool.execute({ action: "read", storageKey: item.storageKey }, { sessionId });
+      assert.equal(modelTextOf(read, { now: 0, randomValues: fixed }), shown);
+    }
   });
 
   it("labels offloaded results as the extension says, every part alike, and lets allowFlow refuse a flow", async (t) => {
