@@ -10,7 +10,8 @@
 //!   back), for `call`, doctor's probe and the tests.
 //! - [`message`]: the request fields as they arrive and the reply envelope.
 //! - [`cmd`]: one file per operation (`hello`, `write`, `read`, `list`, `update`, `delete`,
-//!   `endSession`, `stats`, `append`, `search`, `sessions`); each parses its fields and returns a value.
+//!   `endSession`, `stats`, `append`, `search`, `sessions`, `endorse`); each parses its fields and
+//!   returns a value.
 //! - [`json`]: JSON on bytes: value boundaries, slices, shapes and search, as pure functions.
 //! - [`store`]: the LMDB environment, its databases and transactions; [`store_file`] checks its
 //!   data file before it is mapped; [`store_pages`] gives the map's pages back after each transaction.
@@ -22,6 +23,7 @@
 //! - [`host`]: the request loop over any reader and writer, and the hourly maintenance; [`pipe`]:
 //!   stdin and stdout polled by tokio's reactor with no thread between.
 //! - [`rules`]: the spec's rules for keys, ids, descriptions and data, as pure functions.
+//! - [`provenance`]: where an item's text came from: read from a request, checked, merged.
 //! - [`error`]: the error type with the spec's wire codes.
 //! - [`limits`]: every limit, defined once; [`config`]: the settings file (the store quota chosen at
 //!   install).
@@ -60,6 +62,7 @@ pub mod message;
 pub mod paths;
 #[cfg(unix)]
 pub mod pipe;
+pub mod provenance;
 pub mod rules;
 pub mod store;
 pub mod store_file;

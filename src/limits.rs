@@ -64,6 +64,19 @@ pub const MAX_QUERY_BYTES: usize = 512;
 /// tokens that fits (and marked `pointerCut`), so a page of matches a million levels deep stays small.
 pub const MAX_SEARCH_POINTER_BYTES: usize = 1024;
 
+/// The longest `provenance.source.url`, in Unicode scalar values.
+pub const MAX_SOURCE_URL_CHARS: usize = 2048;
+
+/// The longest `provenance.source.tool`, in Unicode scalar values.
+pub const MAX_SOURCE_TOOL_CHARS: usize = 64;
+
+/// The most keys `provenance.derivedFrom` holds: a request sends at most this many, and a merge keeps
+/// the newest this many, so that an item's provenance stays a few KB however often it changes.
+pub const MAX_DERIVED_FROM: usize = 16;
+
+/// The longest `endorse` reason, in Unicode scalar values.
+pub const MAX_ENDORSE_REASON_CHARS: usize = 120;
+
 /// A request id given as a string may be at most this long, so every error reply stays small.
 pub const MAX_ID_BYTES: usize = 256;
 

@@ -68,6 +68,12 @@ pub struct Fields<'a> {
     /// `list`'s, `search`'s and `sessions`' continuation from an earlier page.
     #[serde(borrow)]
     pub cursor: Option<&'a RawValue>,
+    /// Where a write's, update's or append's text came from (section 5.13).
+    #[serde(borrow)]
+    pub provenance: Option<&'a RawValue>,
+    /// Why `endorse` vouches for an item.
+    #[serde(borrow)]
+    pub reason: Option<&'a RawValue>,
 }
 
 impl<'a> Fields<'a> {

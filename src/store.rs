@@ -22,6 +22,7 @@ use serde_json::value::RawValue;
 
 use crate::error::CacheError;
 use crate::limits::{INITIAL_MAP_BYTES, MAX_MAP_BYTES};
+use crate::provenance::Provenance;
 use crate::store_file::FileCheck;
 use crate::store_pages::MapPages;
 
@@ -76,6 +77,10 @@ pub struct ItemMeta {
     /// carries none (hosts that computed no shapes wrote such records, and stores keep them).
     #[serde(default)]
     pub shape: String,
+    /// Where the item's text came from, in canonical form; absent in records written before items
+    /// carried it, which read as unknown. Not counted in the quota: it is bounded (a few KB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
 }
 
 impl ItemMeta {

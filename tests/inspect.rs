@@ -38,16 +38,17 @@ fn cache_with_items(dir: &Path) -> Vec<String> {
     let mut host = Session::start(dir, ORIGIN);
     // Two writes may land in the same millisecond, and then `list` orders them by key, newest key first: the
     // ids are chosen so that either way email 2 comes first.
+    // The first says where its text came from, and `list` shows it; the second says nothing.
     let items = [
-        ("Summary of email 1", json!({"emails": [{"subject": "Q3"}]}), "task0001"),
-        ("Summary of email 2", json!("text"), "task0002"),
+        ("Summary of email 1", json!({"emails": [{"subject": "Q3"}]}), "task0001", json!({"origin": "email"})),
+        ("Summary of email 2", json!("text"), "task0002", Value::Null),
     ];
     let keys = items
         .iter()
         .enumerate()
-        .map(|(n, (description, data, task))| {
+        .map(|(n, (description, data, task, provenance))| {
             let item = host.ok(json!({"id": n, "op": "write", "sessionId": "conv_mail", "taskId": task,
-                "turnId": "turn0001", "data": data, "description": description}));
+                "turnId": "turn0001", "data": data, "description": description, "provenance": provenance}));
             item["storageKey"].as_str().unwrap().to_owned()
         })
         .collect();
@@ -76,13 +77,13 @@ fn sessions_list_show_end_purge_as_text_and_json() {
 
     let (_, out, _) = run(dir, &["list", "conv_mail", "--origin", ORIGIN], "");
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines[0], format!("{ORIGIN}: 2 items, 35B (key | size | age | shape | description)"));
+    assert_eq!(lines[0], format!("{ORIGIN}: 2 items, 35B (key | size | age | shape | origin | description)"));
     assert!(
         lines[1].starts_with(&format!("{} | 6B | ", keys[1]))
-            && lines[1].ends_with(" | string(4) | Summary of email 2"),
+            && lines[1].ends_with(" | string(4) | unknown | Summary of email 2"),
         "{out}"
     );
-    assert!(lines[2].ends_with(" | object{emails} | Summary of email 1"), "{out}");
+    assert!(lines[2].ends_with(" | object{emails} | email | Summary of email 1"), "{out}");
     let both = json_of(&run(dir, &["list", "conv_mail", "--json"], "").1);
     assert_eq!(both.as_array().unwrap().len(), 2, "both extensions' sessions: {both}");
 
@@ -245,10 +246,13 @@ fn client_text_reaches_the_terminal_escaped() {
         }
     }
     let (_, out, _) = run(dir, &["list", "conv_evil"], "");
-    assert!(out.lines().nth(1).unwrap().ends_with(&format!(" | object{{{shown}}} | {shown}")), "{out}");
+    assert!(out.lines().nth(1).unwrap().ends_with(&format!(" | object{{{shown}}} | unknown | {shown}")), "{out}");
     let (_, out, _) = run(dir, &["show", "conv_evil", &key], "");
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines[0], format!("{key} | {} | object{{{shown}}} | {shown}", lines[0].split(" | ").nth(1).unwrap()));
+    assert_eq!(
+        lines[0],
+        format!("{key} | {} | object{{{shown}}} | unknown | {shown}", lines[0].split(" | ").nth(1).unwrap())
+    );
     assert_eq!(
         lines[1..],
         ["{", &format!("  \"{shown}\": ["), &format!("    \"{shown}\","), "    \"\\u001bc\"", "  ]", "}"]

@@ -112,15 +112,19 @@ fn overwrite_record(dir: &Path, db: &str, storage_key: &str, bytes: &[u8]) {
 }
 
 /// Writes pipelined and a host killed after half of them were acknowledged: every acknowledged write
-/// survives with its data, nothing is half-written, and the session's totals equal its items.
+/// survives with its data and provenance, nothing is half-written, and the session's totals equal its
+/// items.
 #[test]
 fn acknowledged_writes_survive_a_kill() {
     const SESSION: &str = "conv_crash";
     let tmp = tempfile::tempdir().unwrap();
     let data = |n: usize| json!({"n": n, "text": format!("note number {n}")});
+    let provenance = |n: usize| json!({"origin": "web", "source": {"url": format!("https://example.com/{n}")}});
     let mut host = Session::start(tmp.path(), ORIGIN);
     for n in 0..200 {
-        host.send(&write_request(n, SESSION, "crash000", &format!("t{n:07}"), &data(n)));
+        let mut request = write_request(n, SESSION, "crash000", &format!("t{n:07}"), &data(n));
+        request["provenance"] = provenance(n);
+        host.send(&request);
     }
     let acks: Vec<(usize, String)> = (0..100)
         .map(|_| {
@@ -140,6 +144,7 @@ fn acknowledged_writes_survive_a_kill() {
     for item in &items {
         let n: usize = item["turnId"].as_str().unwrap()[1..].parse().unwrap();
         assert_eq!(item["dataSize"], data(n).to_string().len(), "{item}");
+        assert_eq!(item["provenance"], provenance(n), "{item}");
     }
     assert!(host.close().1.success());
 }
@@ -385,6 +390,39 @@ fn an_item_with_corrupted_metadata_can_be_seen_and_deleted() {
     let items = host.assert_totals_match_items(SESSION);
     assert_eq!(items.iter().map(|item| &item["storageKey"]).collect::<Vec<_>>(), [&json!(healthy)]);
     assert_eq!(error_code(&call(&mut host, "read", SESSION, &broken)), "ItemNotFoundError");
+    assert!(host.close().1.success());
+}
+
+/// An item whose metadata record was written before items carried provenance (nor a shape) reads as
+/// unknown on every path, and an update or an endorse then gives it one.
+#[test]
+fn an_item_stored_without_provenance_reads_as_unknown() {
+    const SESSION: &str = "conv_older";
+    let tmp = tempfile::tempdir().unwrap();
+    let mut host = Session::start(tmp.path(), ORIGIN);
+    let key = write(&mut host, SESSION, "task0000", "older000", &json!(["an older note"]));
+    let written = host.list_all(SESSION)[0].clone();
+    assert!(host.close().1.success());
+
+    // The record as hosts before provenance (and before shapes) wrote it.
+    let older = json!({"description": "an older note", "timestamp": written["timestamp"], "dataSize": 17, "seq": 1});
+    overwrite_record(tmp.path(), "item-meta", &key, older.to_string().as_bytes());
+
+    let mut host = Session::start(tmp.path(), ORIGIN);
+    let unknown = json!({"origin": "unknown"});
+    let read = call(&mut host, "read", SESSION, &key);
+    assert_eq!((&read["result"]["item"]["provenance"], &read["result"]["item"]["shape"]), (&unknown, &json!("")));
+    assert_eq!(host.list_all(SESSION)[0]["provenance"], unknown);
+    let found = host.ok(json!({"id": 0, "op": "search", "sessionId": SESSION, "query": "older"}));
+    assert_eq!(found["matches"][0]["provenance"], unknown, "{found}");
+    let updated = host.ok(json!({"id": 0, "op": "update", "sessionId": SESSION, "storageKey": key,
+        "description": "an older note, from a page", "provenance": {"origin": "web"}}));
+    assert_eq!(updated["provenance"], json!({"origin": "unknown", "upstream": ["web"]}));
+    let endorsed =
+        host.ok(json!({"id": 0, "op": "endorse", "sessionId": SESSION, "storageKey": key, "reason": "read it"}));
+    assert_eq!(endorsed["provenance"]["endorsed"]["reason"], "read it", "{endorsed}");
+    assert_eq!(endorsed["timestamp"], updated["timestamp"], "an endorsement is no new version");
+    host.assert_totals_match_items(SESSION);
     assert!(host.close().1.success());
 }
 

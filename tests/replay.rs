@@ -221,5 +221,6 @@ transcripts!(
     hostile_input,
     read_many,
     group_commit,
-    sessions
+    sessions,
+    provenance
 );

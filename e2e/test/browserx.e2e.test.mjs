@@ -52,7 +52,8 @@ describe("browserx's tools in Chromium", { skip: SKIP, timeout: 120_000 }, () =>
     const key = /^cached ([a-z0-9]{8}_[a-z0-9]{8}) \|/.exec(written.value)?.[1];
     assert.ok(key, written.value);
     const read = await callHandler(s.browser, "llm_cache", { action: "read", storageKey: key, pointer: "/subject" });
-    assert.match(read.value, /\ndata at \/subject: "Q3 budget"$/);
+    // The demo reports no context origins, so the model's own items are untrusted and their data fenced.
+    assert.match(read.value, /\ndata at \/subject: <untrusted-([a-z0-9]{8})>"Q3 budget"<\/untrusted-\1>$/);
     const missing = await callHandler(s.browser, "llm_cache", { action: "read", storageKey: "aaaaaaaa_bbbbbbbb" });
     assert.equal(missing.resolved, false);
     assert.match(missing.error, /^Error: llm_cache read failed: ItemNotFoundError: .* Next: list the session's items/);
@@ -211,9 +212,10 @@ describe("browserx's tools in Chromium", { skip: SKIP, timeout: 120_000 }, () =>
       {},
       { what: "append, search, offload and reference" },
     );
-    assert.match(outcome.appended, /^appended; now [a-z0-9_]+ \| \d+B \| \d+s \| array\[2\] of string \| 2 summaries$/);
-    assert.match(outcome.found, /^1 match for "invoice" \(key \| pointer \| snippet\):\n[a-z0-9_]+ \| \/1 \| Bo: the invoice is late\.$/);
-    assert.match(outcome.shown, /^read_email's result \(39\.1KB\) was cached instead of shown:\n[a-z0-9_]+ \| 39\.1KB \| \d+s \| object\{body\} \| /);
+    // Written before any tool was wrapped, the model's items are from "you, from unknown"; the offloaded result is the tool's.
+    assert.match(outcome.appended, /^appended; now [a-z0-9_]+ \| \d+B \| \d+s \| you, from unknown \| "array\[2\] of string" \| "2 summaries"$/);
+    assert.match(outcome.found, /^1 match for "invoice" \(key \| from \| pointer \| snippet\):\n[a-z0-9_]+ \| you, from unknown \| "\/1" \| "Bo: the invoice is late\."$/);
+    assert.match(outcome.shown, /^read_email's result \(39\.1KB\) was cached instead of shown:\n[a-z0-9_]+ \| 39\.1KB \| \d+s \| tool read_email \| "object\{body\}" \| /);
     assert.ok(Buffer.byteLength(outcome.shown) < 1024, outcome.shown);
     assert.deepEqual(outcome.documents, ["Ana: Q3 numbers by Friday.\n\nBo: the invoice is late."]);
   });

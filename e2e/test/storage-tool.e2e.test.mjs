@@ -140,7 +140,7 @@ describe("the demo extension's StorageTool in Chromium, host installed", { skip:
     // The tool itself gives the LLM the first 12 KB page of a value this big, and where the next page starts.
     const text = answered(await agent.read(bigKeys[4]), "tool read of 5 MB");
     assert.ok(Buffer.byteLength(text) < 12 * 1024 + 256, `the tool answered a 5 MB read with ${Buffer.byteLength(text)} bytes`);
-    assert.match(text, /^data, characters 0-\d+ of \d+ \(next page: offset \d+\): "4+"$/m);
+    assert.match(text, /^data, characters 0-\d+ of \d+ \(next page: offset \d+\): <untrusted-([a-z0-9]{8})>"4+"<\/untrusted-\1>$/m);
   });
 
   it("wrote no cached data or description into the host's logs", () => {
@@ -167,7 +167,7 @@ describe("the demo extension's StorageTool in Chromium, host installed", { skip:
     const outcome = await new DemoAgent(s.browser, newSessionId()).demo();
     assert.equal(outcome.resolved, true, JSON.stringify(outcome));
     assert.match(outcome.text, /^3 items, 192B in all, newest first/m, outcome.text);
-    assert.match(outcome.text, /data at \/subject: "Subject 3"/, outcome.text);
+    assert.match(outcome.text, /data at \/subject: <untrusted-([a-z0-9]{8})>"Subject 3"<\/untrusted-\1>/, outcome.text);
     assert.match(outcome.text, /\{"status":"ended","deletedItems":3,"freedBytes":192\}/, outcome.text);
   });
 });
@@ -221,7 +221,7 @@ describe("the demo extension's StorageTool in Chromium, host not installed", { s
     const outcome = await new DemoAgent(s.browser, newSessionId()).demo();
     assert.equal(outcome.resolved, true, JSON.stringify(outcome));
     assert.match(outcome.text, /^3 items, 192B in all, newest first/m, outcome.text);
-    assert.match(outcome.text, /data at \/subject: "Subject 3"/, outcome.text);
+    assert.match(outcome.text, /data at \/subject: <untrusted-([a-z0-9]{8})>"Subject 3"<\/untrusted-\1>/, outcome.text);
     assert.match(outcome.text, /\{"status":"ended","deletedItems":3,"freedBytes":192\}/, outcome.text);
   });
 

@@ -32,7 +32,11 @@
  * - adapters/: agents. browserx.ts gives both tools as browserx registry pairs; browserx-types.ts declares
  *   the shapes its registry takes.
  * - offload.ts: offloadLargeResults, which caches another tool's large results instead of showing them.
- * - references.ts: resolveReferences, which puts cached data into another tool's arguments.
+ * - references.ts: resolveReferences, which puts cached data into another tool's arguments, each flow of it
+ *   allowed or refused by the extension's allowFlow.
+ * - provenance.ts: the one judge of an item's trust, and how the model is shown it: the `from` column, free
+ *   text that can't break its line, fences around untrusted data. taint.ts: ContextTaint, what the model has
+ *   seen in a session, which the provenance of its own writes names.
  * - session-id.ts: the sessionId rule at the API: a TypeError for the extension's own malformed ids.
  * - session.ts: endSession for the agent's session hooks, remembered per backend while it can't be reached and
  *   sent first on its next connection; attachToSessionClass (every session of a class, across rebuilt agents)
@@ -65,6 +69,8 @@ export * from "./legacy/browser-storage.js";
 export * from "./adapters/browserx.js";
 export * from "./offload.js";
 export * from "./references.js";
+export { fromLabel, isTrusted, provenanceOf, untrustedOrigins, UNKNOWN_PROVENANCE } from "./provenance.js";
+export { ContextTaint, TAINT_KEY_PREFIX, type ContextTaintOptions } from "./taint.js";
 export * from "./session.js";
 export { assertSessionId, isSessionId, SESSION_ID_RULE } from "./session-id.js";
 export * from "./storage-area.js";

@@ -10,8 +10,10 @@ import { hasIndexedDb, IndexedDbBackend } from "./backends/indexeddb/backend.js"
 import { NativeCacheClient, type ClientOptions } from "./backends/native.js";
 import { errorText } from "./tool/storage-tool.js";
 import { offloadLargeResults, type OffloadOptions, type ToolHandler } from "./offload.js";
-import { resolveReferences } from "./references.js";
+import { resolveReferences, type ReferenceOptions } from "./references.js";
+import { ORIGINS, type Origin } from "./protocol.js";
 import { RoutingBackend } from "./routing.js";
+import { ContextTaint } from "./taint.js";
 import { assertSessionId } from "./session-id.js";
 import { SessionCleanup, type EndSessionOutcome, type OnSessionEnded, type ResettableSession, type ResettableSessionClass } from "./session.js";
 import type { CacheStatus, StatusOptions } from "./status.js";
@@ -41,6 +43,13 @@ export interface LlmCacheOptions extends ClientOptions, StorageToolOptions {
    * is refused.
    */
   indexedDb?: () => CacheBackend;
+  /**
+   * The origins of what the agent's other tools put in its context without offloadLargeResults (a page
+   * reader's text: `["web"]`), which every item the model writes then names as its upstream; `[]` when there is
+   * nothing of the kind. Until this is given, a tool is wrapped or noteContextOrigin is called, the model's items
+   * name `unknown`, and read as untrusted (taint.ts).
+   */
+  contextOrigins?: readonly Origin[];
 }
 
 export interface LlmCache {
@@ -83,10 +92,16 @@ export interface LlmCache {
   /** `args` with every llm_cache reference replaced by the data it names; see references.ts. */
   resolveReferences: <T>(args: T, context: { sessionId: string }) => Promise<T>;
   /**
-   * Another tool's handler, run with its references resolved. A reference that can't be resolved rejects with
-   * an Error whose message tells the LLM what to do ("… ItemNotFoundError: … Next: list …").
+   * Another tool's handler, run with its references resolved. A reference that can't be resolved, or whose flow
+   * `options.allowFlow` refuses, rejects with an Error whose message tells the LLM what to do ("… ItemNotFoundError:
+   * … Next: list …"). `options.tool` names the tool in the flows and in a refusal.
    */
-  withReferences: <A, C extends { sessionId: string }, R>(handler: ToolHandler<A, C, R>) => (args: A, context: C) => Promise<R>;
+  withReferences: <A, C extends { sessionId: string }, R>(handler: ToolHandler<A, C, R>, options?: ReferenceOptions) => (args: A, context: C) => Promise<R>;
+  /**
+   * Says that text of `origin` reached the model in the session through a tool the cache didn't wrap: what the
+   * model writes afterwards names it as upstream. The taint only grows until the session ends.
+   */
+  noteContextOrigin: (sessionId: string, origin: Origin) => Promise<void>;
 }
 
 export function createLlmCache(options: LlmCacheOptions = {}): LlmCache {
@@ -103,8 +118,9 @@ export function createLlmCache(options: LlmCacheOptions = {}): LlmCache {
     storage,
     now: options.now,
   });
-  const cleanup = new SessionCleanup(client, storage);
-  const tool = new StorageTool(client, options);
+  const taint = new ContextTaint({ storage, contextOrigins: options.contextOrigins });
+  const cleanup = new SessionCleanup(client, storage, (sessionId) => taint.clear(sessionId));
+  const tool = new StorageTool(client, { ...options, taint });
   // The features the agent's tools use so far, whose lines the prompt then carries (see promptFor).
   const used: PromptFeatures = {};
   return {
@@ -120,17 +136,24 @@ export function createLlmCache(options: LlmCacheOptions = {}): LlmCache {
     withPrompt: (basePrompt, variant, features = used) => withCachePrompt(basePrompt, variant, { name: tool.name, ...features }),
     offloadLargeResults: (toolName, handler, offloadOptions) => {
       used.offloading = true;
-      return offloadLargeResults(client, toolName, handler, { cacheToolName: tool.name, ...offloadOptions });
+      taint.markWired();
+      return offloadLargeResults(client, toolName, handler, { cacheToolName: tool.name, taint, ...offloadOptions });
+    },
+    noteContextOrigin: async (sessionId, origin) => {
+      assertSessionId("noteContextOrigin: sessionId", sessionId);
+      if (!ORIGINS.includes(origin)) throw new TypeError(`noteContextOrigin: origin must be one of ${ORIGINS.join(", ")}, not ${JSON.stringify(origin)}`);
+      taint.markWired();
+      await taint.note(sessionId, [origin]);
     },
     resolveReferences: (args, context) => resolveReferences(client, args, context),
-    withReferences: (handler) => {
+    withReferences: (handler, referenceOptions) => {
       used.references = true;
       return async (args, context) => {
         // The extension's mistake is its TypeError, not text for the LLM like a reference that can't be resolved.
         assertSessionId("withReferences: context.sessionId", context?.sessionId);
         let resolved;
         try {
-          resolved = await resolveReferences(client, args, context);
+          resolved = await resolveReferences(client, args, context, referenceOptions);
         } catch (error) {
           throw new Error(errorText("reference", error, tool.name));
         }

@@ -17,8 +17,19 @@
 
 import type { CacheBackend } from "./backend.js";
 import { CacheError, DataTooLargeError, QuotaExceededError } from "./errors.js";
-import { isHighSurrogate, isLowSurrogate, MAX_DESCRIPTION_CHARS, MAX_ITEM_BYTES, utf8Length, type CacheMetadata, type HelloResult } from "./protocol.js";
+import { assembleReply, fence, fenceJsonText, freeText, fromLabel, isTrusted, provenanceOf, untrustedOrigins, type ReplyPart } from "./provenance.js";
+import {
+  isHighSurrogate,
+  isLowSurrogate,
+  MAX_DESCRIPTION_CHARS,
+  MAX_ITEM_BYTES,
+  utf8Length,
+  type CacheMetadata,
+  type HelloResult,
+  type ProvenanceInput,
+} from "./protocol.js";
 import { assertSessionId } from "./session-id.js";
+import type { ContextTaint } from "./taint.js";
 import { formatSize, itemLine } from "./tool/format.js";
 import { keyIdFor, shortKey } from "./tool/keys.js";
 import { STORAGE_TOOL_NAME } from "./tool/spec.js";
@@ -45,6 +56,14 @@ export interface OffloadOptions<A, C> {
    * tool's `name` option); llm_cache by default. References keep their `{{llm_cache:KEY}}` spelling (prompt.ts).
    */
   cacheToolName?: string;
+  /**
+   * Where a result came from, e.g. `(args) => ({ origin: "web", source: { url: args.url } })`; by default
+   * `{origin: "tool", source: {tool: <the tool's name>}}`. Every part of a result cached in parts carries it.
+   * A function that throws labels the result `unknown`.
+   */
+  provenance?: (args: A, result: unknown) => ProvenanceInput;
+  /** The session taint every result feeds, large or small (taint.ts); createLlmCache passes its own. */
+  taint?: ContextTaint;
 }
 
 /** A tool handler: arguments and the agent's context in, a result out. */
@@ -63,6 +82,8 @@ interface Offload {
   /** The UTF-8 bytes of the result's JSON text: what the host counts against its limits. */
   bytes: number;
   previewChars: number;
+  /** Where the result came from, as every item made of it says. */
+  provenance: ProvenanceInput;
 }
 
 /** A piece of a result too big for one item, and which piece it is ("elements 0-999 of 3000"). */
@@ -90,11 +111,15 @@ export function offloadLargeResults<A, C extends { sessionId: string }, R>(
   return async (args, context) => {
     assertSessionId(`offloadLargeResults(${JSON.stringify(toolName)}): context.sessionId`, context?.sessionId);
     const result = await handler(args, context);
+    const provenance = (options.provenance === undefined ? undefined : orUndefined(() => options.provenance?.(args, result))) ?? fallbackProvenance(options.provenance, toolName);
+    // Whatever reaches the model from this tool, cached or not, taints what it writes next.
+    await options.taint?.note(context.sessionId, untrustedOrigins(provenance));
     const json = jsonText(result);
     if (json === undefined) return result;
     const bytes = utf8Length(json);
     if (bytes <= threshold) return result;
-    const offload: Offload = { toolName, cacheTool: options.cacheToolName ?? STORAGE_TOOL_NAME, result, json, shown: typeof result === "string" ? result : json, bytes, previewChars };
+    const shown = typeof result === "string" ? result : json;
+    const offload: Offload = { toolName, cacheTool: options.cacheToolName ?? STORAGE_TOOL_NAME, result, json, shown, bytes, previewChars, provenance };
 
     let limits: HelloResult["limits"] | undefined;
     try {
@@ -109,14 +134,17 @@ export function offloadLargeResults<A, C extends { sessionId: string }, R>(
       };
       if (bytes <= limits.maxItemBytes) {
         try {
-          const item = await client.write({ ...target, data: result });
+          const item = await client.write({ ...target, data: result, provenance });
+          await options.taint?.note(context.sessionId, [], [item.storageKey]);
           return cachedText(offload, item, now());
         } catch (error) {
           // The host measured more than we did; anything else means the cache can't take it now.
           if (!(error instanceof DataTooLargeError)) throw error;
         }
       }
-      return await cacheInParts(client, offload, target, limits);
+      const text = await cacheInParts(client, offload, target, limits);
+      await options.taint?.note(context.sessionId, [], text.keys);
+      return text.text;
     } catch (error) {
       if (bytes <= (limits?.maxItemBytes ?? MAX_ITEM_BYTES)) return result;
       return notCached(offload, reasonOf(error), error instanceof QuotaExceededError);
@@ -133,16 +161,37 @@ export function preview(text: string, chars: number): string {
   return `${head} …[${formatSize(skipped)} more]… ${tail}`;
 }
 
+/**
+ * The provenance of a result whose `provenance` option threw (unknown: nothing is known of it), or of one without
+ * the option: the tool's own name, when it is one a source may carry.
+ */
+function fallbackProvenance(option: unknown, toolName: string): ProvenanceInput {
+  if (option !== undefined) return { origin: "unknown" };
+  return /^[A-Za-z0-9_.:/-]{1,64}$/.test(toolName) ? { origin: "tool", source: { tool: toolName } } : { origin: "tool" };
+}
+
+/**
+ * The preview line: fenced when the result is untrusted, as every body of an untrusted item is. A string result's
+ * preview is its text, fenced as a JSON string; any other result's is a cut of its JSON text, already on one line,
+ * fenced as it is.
+ */
+function previewLine(offload: Offload): ReplyPart[] {
+  const text = preview(offload.shown, offload.previewChars);
+  if (isTrusted(offload.provenance)) return [`preview: ${text}`];
+  return ["preview: ", typeof offload.result === "string" ? fence(text) : fenceJsonText(text)];
+}
+
 /** The text the LLM gets for a result cached as one item. */
 function cachedText(offload: Offload, item: CacheMetadata, now: number): string {
   const key = shortKey(item.storageKey, item.sessionId);
-  return [
-    `${offload.toolName}'s result (${formatSize(item.dataSize)}) was cached instead of shown:`,
+  return assembleReply([
+    `${offload.toolName}'s result (${formatSize(item.dataSize)}) was cached instead of shown:\n`,
     itemLine(item, now),
-    `preview: ${preview(offload.shown, offload.previewChars)}`,
-    `Read it a page at a time with ${offload.cacheTool} read (storageKey "${key}", a pointer to one part), find words ` +
+    "\n",
+    ...previewLine(offload),
+    `\nRead it a page at a time with ${offload.cacheTool} read (storageKey "${key}", a pointer to one part), find words ` +
       `in it with ${offload.cacheTool} search, or pass it to a tool as {{llm_cache:${key}}}.`,
-  ].join("\n");
+  ]);
 }
 
 /**
@@ -154,12 +203,13 @@ async function cacheInParts(
   offload: Offload,
   target: { sessionId: string; taskId: string | undefined; description: string },
   limits: HelloResult["limits"],
-): Promise<string> {
+): Promise<{ text: string; keys: string[] }> {
+  const none = (text: string) => ({ text, keys: [] });
   if (offload.bytes > limits.sessionQuotaBytes) {
-    return notCached(offload, `it is more than a session's whole cache (${formatSize(limits.sessionQuotaBytes)})`, false);
+    return none(notCached(offload, `it is more than a session's whole cache (${formatSize(limits.sessionQuotaBytes)})`, false));
   }
-  const parts = split(offload.result, offload.json, limits.maxItemBytes);
-  if (typeof parts === "string") return notCached(offload, `${parts}, more than one item holds (${formatSize(limits.maxItemBytes)})`, false);
+  const parts = split(offload.result, offload.json, limits.maxItemBytes, isTrusted(offload.provenance));
+  if (typeof parts === "string") return none(notCached(offload, `${parts}, more than one item holds (${formatSize(limits.maxItemBytes)})`, false));
 
   const write = (i: number, taskId: string | undefined) => {
     const label = ` (part ${i + 1} of ${parts.length}: ${(parts[i] as Part).what})`;
@@ -168,6 +218,7 @@ async function cacheInParts(
       taskId,
       data: (parts[i] as Part).data,
       description: oneLineCut(target.description, MAX_DESCRIPTION_CHARS - label.length) + label,
+      provenance: offload.provenance,
     });
   };
   // The first part alone, so that its taskId (generated, unless the agent gave one) groups the others with it;
@@ -176,7 +227,7 @@ async function cacheInParts(
   try {
     first = await write(0, target.taskId);
   } catch (error) {
-    return notCached(offload, reasonOf(error), error instanceof QuotaExceededError);
+    return none(notCached(offload, reasonOf(error), error instanceof QuotaExceededError));
   }
   const taskId = shortKey(first.storageKey, first.sessionId).split("_")[0];
   const rest = await Promise.allSettled(parts.slice(1).map((_, i) => write(i + 1, taskId)));
@@ -184,38 +235,43 @@ async function cacheInParts(
   const refused = rest.find((outcome) => outcome.status === "rejected");
   if (refused !== undefined) {
     await Promise.allSettled(written.map((item) => client.delete({ sessionId: item.sessionId, storageKey: item.storageKey })));
-    return notCached(offload, reasonOf(refused.reason), refused.reason instanceof QuotaExceededError);
+    return none(notCached(offload, reasonOf(refused.reason), refused.reason instanceof QuotaExceededError));
   }
 
   const key = shortKey(first.storageKey, first.sessionId);
-  return [
+  // Each part's line as an item's: the shape is the content's member names, quoted when the result is untrusted.
+  const partLine = (item: CacheMetadata, i: number) => {
+    const provenance = provenanceOf(item);
+    const shape = item.shape ? freeText(item.shape, isTrusted(provenance)) : "?";
+    return `${shortKey(item.storageKey, item.sessionId)} | ${formatSize(item.dataSize)} | ${fromLabel(provenance)} | ${shape} | ${(parts[i] as Part).what}\n`;
+  };
+  const text = assembleReply([
     `${offload.toolName}'s result (${formatSize(offload.bytes)}) is more than one item holds ` +
-      `(${formatSize(limits.maxItemBytes)}), so it was cached in ${parts.length} parts instead of shown (key | size | shape | part):`,
-    ...written.map(
-      (item, i) => `${shortKey(item.storageKey, item.sessionId)} | ${formatSize(item.dataSize)} | ${item.shape || "?"} | ${(parts[i] as Part).what}`,
-    ),
-    `preview: ${preview(offload.shown, offload.previewChars)}`,
-    `Read a part a page at a time with ${offload.cacheTool} read (storageKey "${key}", a pointer to one part), find words ` +
+      `(${formatSize(limits.maxItemBytes)}), so it was cached in ${parts.length} parts instead of shown (key | size | from | shape | part):\n`,
+    ...written.map(partLine),
+    ...previewLine(offload),
+    `\nRead a part a page at a time with ${offload.cacheTool} read (storageKey "${key}", a pointer to one part), find words ` +
       `in all of them with ${offload.cacheTool} search, or pass a part to a tool as {{llm_cache:${key}}}.`,
-  ].join("\n");
+  ]);
+  return { text, keys: written.map((item) => item.storageKey) };
 }
 
 /** The text the LLM gets for a result too big to show that could not be cached: why, a preview, what to do. */
 function notCached(offload: Offload, reason: string, quota: boolean): string {
   const free = quota ? `, or free space in the cache (${offload.cacheTool} list shows the items' sizes, delete removes one) and call it again` : "";
-  return [
-    `${offload.toolName}'s result (${formatSize(offload.bytes)}) is too big to show, and was not cached: ${reason}.`,
-    `preview: ${preview(offload.shown, offload.previewChars)}`,
-    `Next: call ${offload.toolName} again for less (a page, a narrower query, fewer fields)${free}.`,
-  ].join("\n");
+  return assembleReply([
+    `${offload.toolName}'s result (${formatSize(offload.bytes)}) is too big to show, and was not cached: ${reason}.\n`,
+    ...previewLine(offload),
+    `\nNext: call ${offload.toolName} again for less (a page, a narrower query, fewer fields)${free}.`,
+  ]);
 }
 
 /**
  * `value` cut into parts whose JSON texts are each at most `maxBytes`: an array by elements, an object by
- * members, a string by characters (never splitting one). Or, when no such cut exists, why not. `json` is
- * `value`'s JSON text.
+ * members, a string by characters (never splitting one). Or, when no such cut exists, why not, naming a member
+ * of an untrusted value by its position. `json` is `value`'s JSON text.
  */
-function split(value: unknown, json: string, maxBytes: number): Part[] | string {
+function split(value: unknown, json: string, maxBytes: number, trusted: boolean): Part[] | string {
   // What JSON writes for a value with toJSON is what toJSON returns, so that is what gets cut.
   const hasToJson = typeof value === "object" && value !== null && typeof (value as { toJSON?: unknown }).toJSON === "function";
   const data = hasToJson ? (JSON.parse(json) as unknown) : value;
@@ -237,7 +293,8 @@ function split(value: unknown, json: string, maxBytes: number): Part[] | string 
   }
   const measure = (i: number) => {
     const { name, bytes } = members[i] as (typeof members)[number];
-    return { bytes, name: `member ${JSON.stringify(name.slice(0, 40))}` };
+    // An untrusted result's member names are its content, which the model sees only quoted on an item's line or fenced.
+    return { bytes, name: trusted ? `member ${JSON.stringify(name.slice(0, 40))}` : `member ${i}` };
   };
   return splitMembers(members.length, maxBytes, "members", measure, (start, end) =>
     Object.fromEntries(members.slice(start, end).map(({ name, member }) => [name, member])),

@@ -20,10 +20,11 @@
 
 import type { CacheBackend } from "./backend.js";
 import { DataTooLargeError, InvalidRequestError } from "./errors.js";
-import { MAX_ITEM_BYTES, utf8Length, type JsonValue } from "./protocol.js";
+import { fromLabel, isTrusted, provenanceOf } from "./provenance.js";
+import { MAX_ITEM_BYTES, utf8Length, type JsonValue, type Provenance } from "./protocol.js";
 import { assertSessionId } from "./session-id.js";
 import { formatSize } from "./tool/format.js";
-import { fullKey } from "./tool/keys.js";
+import { fullKey, shortKey } from "./tool/keys.js";
 
 /** The member that marks an object as a reference. */
 export const REFERENCE_MEMBER = "$llm_cache";
@@ -52,10 +53,39 @@ interface Reference {
   pointer: string;
 }
 
-/** A reference found in the arguments, with how often it occurs as a value and inside strings. */
+/** A reference found in the arguments, with how often it occurs as a value and inside strings, and where. */
 interface Wanted extends Reference {
   asValue: number;
   asText: number;
+  /** The argument paths (JSON pointers into the arguments) of its occurrences, in the order they are written. */
+  paths: string[];
+}
+
+/** One place where cached data is about to flow into a tool's arguments, for the extension to allow or refuse. */
+export interface Flow {
+  /** The item's full storage key. */
+  storageKey: string;
+  /** The pointer into the item the reference named; "" for the whole item. */
+  pointer: string;
+  /** Where the item came from (provenance.ts decides `trusted` from it). */
+  provenance: Provenance;
+  trusted: boolean;
+  /** The tool the arguments are for, as `withReferences` was told; "" when it wasn't. */
+  tool: string;
+  /** Where in the arguments the data goes, as a JSON pointer ("/to/0"); inside a string, that string's. */
+  argumentPath: string;
+}
+
+/**
+ * The extension's decision about a flow: true lets it through; false or a reason (text for the model) refuses
+ * it, and the call fails before the tool runs. The place to keep untrusted text out of a recipient or a URL.
+ */
+export type AllowFlow = (flow: Flow) => boolean | string | Promise<boolean | string>;
+
+export interface ReferenceOptions {
+  /** The tool's name, for the flows and for the refusal's text. */
+  tool?: string | undefined;
+  allowFlow?: AllowFlow | undefined;
 }
 
 /** A reference's data, read once, and its text when it is spliced into a string. */
@@ -70,7 +100,7 @@ interface Resolved {
  * an object has `$llm_cache` but isn't a reference or when there are more than MAX_REFERENCES, and with
  * DataTooLargeError when the data would be more than MAX_REFERENCE_BYTES.
  */
-export async function resolveReferences<T>(client: CacheBackend, args: T, context: { sessionId: string }): Promise<T> {
+export async function resolveReferences<T>(client: CacheBackend, args: T, context: { sessionId: string }, options: ReferenceOptions = {}): Promise<T> {
   assertSessionId("resolveReferences: context.sessionId", context?.sessionId);
   const wanted = collect(args);
   if (wanted.size === 0) return args;
@@ -78,11 +108,13 @@ export async function resolveReferences<T>(client: CacheBackend, args: T, contex
   let total = 0;
   // One read at a time, counting as it goes, so that what is held stays near the limit whatever was asked.
   for (const [id, reference] of wanted) {
-    const { data } = await client.read({
+    const item = await client.read({
       sessionId: context.sessionId,
       storageKey: fullKey(reference.key, context.sessionId),
       ...(reference.pointer === "" ? {} : { pointer: reference.pointer }),
     });
+    const data = item.data;
+    if (options.allowFlow !== undefined) await checkFlows(options, reference, item.storageKey, provenanceOf(item), context.sessionId);
     const text = reference.asText > 0 ? spliceText(data) : undefined;
     if (reference.asText > 0) total += reference.asText * utf8Length(text as string);
     if (reference.asValue > 0) total += reference.asValue * utf8Length(JSON.stringify(data));
@@ -103,6 +135,25 @@ export function spliceText(value: JsonValue): string {
   return JSON.stringify(value);
 }
 
+/**
+ * Asks the extension about each place the reference's data would go, and refuses the whole call at the first
+ * flow it refuses, naming the item, the tool and the argument.
+ */
+async function checkFlows(options: ReferenceOptions, reference: Wanted, storageKey: string, provenance: Provenance, sessionId: string): Promise<void> {
+  const tool = options.tool ?? "";
+  const trusted = isTrusted(provenance);
+  for (const argumentPath of reference.paths) {
+    const decision = await (options.allowFlow as AllowFlow)({ storageKey, pointer: reference.pointer, provenance, trusted, tool, argumentPath });
+    if (decision === true) continue;
+    const item = `${shortKey(storageKey, sessionId)}${reference.pointer === "" ? "" : reference.pointer} (from ${fromLabel(provenance)})`;
+    const why = typeof decision === "string" && decision !== "" ? `: ${decision}` : "";
+    throw new InvalidRequestError({
+      message: `the extension does not let item ${item} flow into ${tool === "" ? "this tool" : tool}'s argument ${argumentPath || '""'}${why}`,
+      suggestion: "call the tool again without that reference in that argument (write the value yourself, or ask the user)",
+    });
+  }
+}
+
 function id({ key, pointer }: Reference): string {
   return `${key}\u0000${pointer}`;
 }
@@ -114,31 +165,35 @@ function spliced(match: RegExpMatchArray): Reference {
 /** Finds every reference in `args`, counting each occurrence; at most MAX_REFERENCES different ones. */
 function collect(args: unknown): Map<string, Wanted> {
   const wanted = new Map<string, Wanted>();
-  const found = (reference: Reference, form: "asValue" | "asText") => {
+  const found = (reference: Reference, form: "asValue" | "asText", path: string) => {
     let entry = wanted.get(id(reference));
     if (entry === undefined) {
       if (wanted.size === MAX_REFERENCES) throw tooMany();
-      entry = { ...reference, asValue: 0, asText: 0 };
+      entry = { ...reference, asValue: 0, asText: 0, paths: [] };
       wanted.set(id(reference), entry);
     }
     entry[form]++;
+    entry.paths.push(path);
   };
   // Containers already walked: one met again (shared, or a cycle) is not walked again.
   const seen = new Set<object>();
-  const stack: unknown[] = [args];
+  const stack: Array<[unknown, string]> = [[args, ""]];
   while (stack.length > 0) {
-    const value = stack.pop();
+    const [value, path] = stack.pop() as [unknown, string];
     if (typeof value === "string") {
-      for (const match of value.matchAll(SPLICE)) found(spliced(match), "asText");
+      for (const match of value.matchAll(SPLICE)) found(spliced(match), "asText", path);
     } else if (typeof value === "object" && value !== null) {
       const reference = asReference(value);
       if (reference) {
-        found(reference, "asValue");
+        found(reference, "asValue", path);
       } else if (!seen.has(value)) {
         seen.add(value);
         // Pushed last to first, so that references are read in the order they are written.
-        const members = Array.isArray(value) ? value : Object.values(value);
-        for (let i = members.length - 1; i >= 0; i--) stack.push(members[i]);
+        const members: Array<[string, unknown]> = Array.isArray(value) ? value.map((member, i) => [String(i), member]) : Object.entries(value);
+        for (let i = members.length - 1; i >= 0; i--) {
+          const [name, member] = members[i] as [string, unknown];
+          stack.push([member, `${path}/${name.replace(/~/g, "~0").replace(/\//g, "~1")}`]);
+        }
       }
     }
   }

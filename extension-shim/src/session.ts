@@ -76,9 +76,13 @@ export class SessionCleanup {
   /** The prototypes attachToSessionClass has wrapped, with the function that unwraps each. */
   readonly #classes = new WeakMap<object, () => void>();
 
-  constructor(client: CacheBackend, storage: KeyValueStore) {
+  /** What else ends with a session (its taint, taint.ts), run once the backends have been asked. */
+  readonly #onEnd: ((sessionId: string) => Promise<void>) | undefined;
+
+  constructor(client: CacheBackend, storage: KeyValueStore, onEnd?: (sessionId: string) => Promise<void>) {
     this.#client = client;
     this.#storage = storage;
+    this.#onEnd = onEnd;
     // Awaited by the client before any caller's request goes out on the new connection.
     client.onConnect(({ backend, request }) => this.#flush(backend, request));
   }
@@ -112,6 +116,8 @@ export class SessionCleanup {
         }
       }
     });
+    // Whatever the backends answered, the conversation is over: its next life starts with a clean context.
+    await this.#onEnd?.(sessionId);
     if (failure) return { status: "failed", error: failure };
     if (pending !== undefined) return { status: "pending", reason: pending };
     return { status: "ended", deletedItems, freedBytes };

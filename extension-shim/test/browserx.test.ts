@@ -39,7 +39,8 @@ function typeCheck(tools: BrowserxTools): Array<[ToolDefinition, ToolHandler]> {
 async function agent(t: TestContext) {
   const dir = tempDir();
   const connect = hostConnector({ dataDir: dir.path });
-  const cache = createLlmCache({ storage: new MemoryStorage(), connect });
+  // The agent's only other tools are the ones it is given here, so nothing else enters its context.
+  const cache = createLlmCache({ storage: new MemoryStorage(), connect, contextOrigins: [] });
   const tools = browserxTools(cache, { browserStorage: { areas: memoryAreas() } });
   const registry = new BrowserxStyleRegistry();
   for (const [definition, handler] of typeCheck(tools)) await registry.register(definition, handler);
@@ -140,7 +141,7 @@ describe("the spec's 50-email scenario through browserx's registry and the real 
     assert.deepEqual(reads, { object: 4, array: 4, text: 2 });
 
     const update = await call({ action: "update", storageKey: keys[0], data: '["first", "second"]', description: "Two summaries" });
-    assert.match(update.response.data as string, /^updated [a-z0-9_]+ \| \d+B \| \d+s \| array\[2\] of string \| Two summaries$/);
+    assert.match(update.response.data as string, /^updated [a-z0-9_]+ \| \d+B \| \d+s \| you \| array\[2\] of string \| Two summaries$/);
     const read = await call({ action: "read", storageKey: keys[0], pointer: "/1" });
     assert.match(read.response.data as string, /data at \/1: "second"$/);
     assert.match((await call({ action: "stats" })).response.data as string, /^50 items, /);

@@ -105,6 +105,28 @@ describe("every variant", () => {
     }
     assert.equal(compile(D.openaiResponsesStrict.parameters)({ action: "list" }), false, "strict calls carry every parameter");
   });
+
+  it("has no member through which the model could say where an item comes from, and its validators refuse one", () => {
+    // Only the extension sets provenance: no definition names it, anywhere in its schema or its text.
+    const text = JSON.stringify(D);
+    for (const member of ["provenance", "trust", "endorse", "origin", "upstream", "derivedFrom"]) {
+      assert.ok(!new RegExp(`"${member}\\w*"\\s*:`, "i").test(text), `a definition has a "${member}" member`);
+    }
+    for (const [strict, schema] of [
+      [false, D.openaiResponses.parameters],
+      [true, D.openaiResponsesStrict.parameters],
+      [false, D.anthropic.input_schema],
+      [false, D.mcp.inputSchema],
+    ] as const) {
+      const validate = compile(schema);
+      for (const call of sampleCalls(strict)) {
+        for (const member of ["provenance", "trust", "origin", "endorsed"]) {
+          const value = member === "provenance" ? { origin: "user" } : "trusted";
+          assert.equal(validate({ ...call, [member]: value }), false, `${JSON.stringify(call)} with ${member}`);
+        }
+      }
+    }
+  });
 });
 
 describe("nullable parameters", () => {

@@ -67,9 +67,10 @@ it("its service worker drives the real host through chrome.runtime.connectNative
   assert.equal(llmCache.hostName, "com.browserx.llm_cache");
 
   const transcript: string = await llmCache.demo("conv_demo-test");
-  assert.match(transcript, /^cached [a-z0-9]{8}_[a-z0-9]{8} \| \d+B \| \d+s \| object\{from,subject,words\} \| Summary of email 1\/3$/m);
+  // The demo reports no context origins, so the model's items are untrusted: from "you, from unknown", quoted and fenced.
+  assert.match(transcript, /^cached [a-z0-9]{8}_[a-z0-9]{8} \| \d+B \| \d+s \| you, from unknown \| "object\{from,subject,words\}" \| "Summary of email 1\/3"$/m);
   assert.match(transcript, /^3 items, \d+B in all, newest first/m);
-  assert.match(transcript, /^data at \/subject: "Subject 3"$/m);
+  assert.match(transcript, /^data at \/subject: <untrusted-([a-z0-9]{8})>"Subject 3"<\/untrusted-\1>$/m);
   assert.match(transcript, /"status":"ended","deletedItems":3/);
   assert.equal(await llmCache.tool.execute({ action: "list" }, { sessionId: "conv_demo-test" }), "the cache of this session is empty");
   assert.equal(connect.ports.length, 1, "one port for the whole scenario");

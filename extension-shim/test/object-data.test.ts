@@ -22,12 +22,13 @@ function metadataOf(answer: string): string {
 
 describe("the plain handler", () => {
   it("caches an object sent as data exactly as its JSON text, and the answer says nothing of it", async (t) => {
-    const { cache, sessionId } = hostCache(t);
+    // Nothing but the model's own writing enters this context, so its items are trusted and shown plain.
+    const { cache, sessionId } = hostCache(t, { contextOrigins: [] });
     const asText = await cache.tool.run({ action: "write", data: JSON.stringify(OBJECT), description: "email" }, { sessionId });
     const asObject = await cache.tool.run({ action: "write", data: OBJECT, description: "email" }, { sessionId });
     assert.equal(asObject.ok, true);
     assert.equal(metadataOf(asObject.text), metadataOf(asText.text));
-    assert.match(asObject.text, /^cached [a-z0-9_]+ \| \d+B \| \d+s \| object\{from,tags,count\} \| email$/);
+    assert.match(asObject.text, /^cached [a-z0-9_]+ \| \d+B \| \d+s \| you \| object\{from,tags,count\} \| email$/);
 
     const key = /^cached ([a-z0-9_]+) /.exec(asObject.text)?.[1];
     const read = await cache.tool.run({ action: "read", storageKey: key, pointer: "/tags/1" }, { sessionId });
@@ -36,13 +37,13 @@ describe("the plain handler", () => {
     // update too, and with the strict variants' nulls beside it.
     const nulls = { description: null, pointer: null, offset: null, limit: null, query: null, cursor: null, customMetadata: null };
     const updated = await cache.tool.run({ ...nulls, action: "update", storageKey: key, data: [1, 2] }, { sessionId });
-    assert.match(updated.text, /^updated [a-z0-9_]+ \| 5B \| \d+s \| array\[2\] of number \| email$/);
+    assert.match(updated.text, /^updated [a-z0-9_]+ \| 5B \| \d+s \| you \| array\[2\] of number \| email$/);
   });
 });
 
 describe("the browserx path, where browserx refuses the object before our handler", () => {
   it("the definition and the prompt say data is a string, and what browserx's bare refusal means", async (t) => {
-    const { cache, sessionId } = hostCache(t);
+    const { cache, sessionId } = hostCache(t, { contextOrigins: [] });
     const tools = browserxTools(cache, { browserStorage: { areas: memoryAreas() } });
     const registry = new BrowserxStyleRegistry();
     await registry.register(tools.llmCache.definition, tools.llmCache.handler);
@@ -64,6 +65,6 @@ describe("the browserx path, where browserx refuses the object before our handle
 
     // The same call as JSON text then goes through.
     const fixed = await registry.execute({ toolName: "llm_cache", parameters: { action: "write", data: JSON.stringify(OBJECT), description: "d" }, sessionId, turnId: "turn_2" });
-    assert.match(llmOutput(fixed), /^"cached [a-z0-9_]+ \| \d+B \| \d+s \| object\{from,tags,count\} \| d"$/);
+    assert.match(llmOutput(fixed), /^"cached [a-z0-9_]+ \| \d+B \| \d+s \| you \| object\{from,tags,count\} \| d"$/);
   });
 });

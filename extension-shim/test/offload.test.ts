@@ -30,9 +30,10 @@ it("a result over 10 KB is cached as it is; the LLM sees its key, shape, size, a
   assert.equal(typeof shown, "string");
   const lines = (shown as string).split("\n");
   assert.match(lines[0] as string, /^read_email's result \(39\.\dKB\) was cached instead of shown:$/);
-  const key = /^([a-z0-9]{8}_[a-z0-9]{8}) \| 39\.\dKB \| 0s \| object\{id,from,subject,body\} \| read_email result for \{"n":7\}$/.exec(lines[1] as string)?.[1];
+  const key = /^([a-z0-9]{8}_[a-z0-9]{8}) \| 39\.\dKB \| 0s \| tool read_email \| "object\{id,from,subject,body\}" \| "read_email result for \{\\"n\\":7\}"$/.exec(lines[1] as string)?.[1];
   assert.ok(key, lines[1]);
-  assert.match(lines[2] as string, /^preview: \{"id":"m7","from":"ana@example\.com","subject":"Q3 budget 7","body":"Hi team, .* …\[3\d\.\dKB more\]… .*Regards, Ana"\}$/);
+  // A tool's result is other people's text: its preview is fenced.
+  assert.match(lines[2] as string, /^preview: <untrusted-([a-z0-9]{8})>\{"id":"m7","from":"ana@example\.com","subject":"Q3 budget 7","body":"Hi team, .* …\[3\d\.\dKB more\]… .*Regards, Ana"\}<\/untrusted-\1>$/);
   assert.match(lines[3] as string, new RegExp(`llm_cache read \\(storageKey "${key}".*search.*\\{\\{llm_cache:${key}\\}\\}`));
   const bytes = Buffer.byteLength(shown as string);
   t.diagnostic(`a 40 KB result is shown in ${bytes} bytes`);
@@ -65,7 +66,7 @@ it("takes a threshold, a description and the agent's task id", async (t) => {
     taskId: () => "a7b3c9d2",
   });
   const shown = (await tool({ url: "https://example.com/" }, { sessionId })) as string;
-  assert.match(shown.split("\n")[1] as string, /^a7b3c9d2_[a-z0-9]{8} \| 2\.9KB \| 0s \| string\(3006\) \| Page https:\/\/example\.com\/, raw HTML$/);
+  assert.match(shown.split("\n")[1] as string, /^a7b3c9d2_[a-z0-9]{8} \| 2\.9KB \| 0s \| tool fetch_page \| "string\(3006\)" \| "Page https:\/\/example\.com\/, raw HTML"$/);
 });
 
 it("a preview keeps the head and the tail, never splits a character, and leaves short text whole", () => {
@@ -103,7 +104,7 @@ describe("offloading never makes a tool fail by itself", () => {
     ] as const) {
       const shown = (await cache.offloadLargeResults("t", () => big, options as object)(args, { sessionId })) as string;
       assert.equal(typeof shown, "string", description);
-      assert.ok(shown.split("\n")[1]?.endsWith(` | ${description}`), `${shown.split("\n")[1]} should end with ${description}`);
+      assert.ok(shown.split("\n")[1]?.endsWith(` | ${JSON.stringify(description)}`), `${shown.split("\n")[1]} should end with ${description}`);
     }
   });
 });
@@ -129,11 +130,11 @@ describe("a result over one item's limit (5 MB) never reaches the LLM whole", ()
     const bytes = Buffer.byteLength(JSON.stringify(emails));
     const shown = (await cache.offloadLargeResults("list_emails", () => emails, { taskId: () => "a7b3c9d2" })({ folder: "inbox" }, { sessionId })) as string;
     const lines = shown.split("\n");
-    assert.equal(lines[0], `list_emails's result (${formatSize(bytes)}) is more than one item holds (5MB), so it was cached in 3 parts instead of shown (key | size | shape | part):`);
+    assert.equal(lines[0], `list_emails's result (${formatSize(bytes)}) is more than one item holds (5MB), so it was cached in 3 parts instead of shown (key | size | from | shape | part):`);
     for (const [i, line] of lines.slice(1, 4).entries()) {
-      assert.match(line, /^a7b3c9d2_[a-z0-9]{8} \| \d(\.\d)?MB \| array\[\d+\] of \{id,from,subject,body\} \| elements \d+-\d+ of 3000$/, `part ${i + 1}`);
+      assert.match(line, /^a7b3c9d2_[a-z0-9]{8} \| \d(\.\d)?MB \| tool list_emails \| "array\[\d+\] of \{id,from,subject,body\}" \| elements \d+-\d+ of 3000$/, `part ${i + 1}`);
     }
-    assert.match(lines[4] as string, /^preview: \[\{"id":"m0",.* …\[11\.\dMB more\]… .*Regards, Ana"\}\]$/);
+    assert.match(lines[4] as string, /^preview: <untrusted-([a-z0-9]{8})>\[\{"id":"m0",.* …\[11\.\dMB more\]… .*Regards, Ana"\}\]<\/untrusted-\1>$/);
     assert.match(lines[5] as string, /^Read a part a page at a time with llm_cache read \(storageKey "a7b3c9d2_[a-z0-9]{8}"/);
     assert.equal(lines.length, 6);
     t.diagnostic(`a ${formatSize(bytes)} array is shown in ${Buffer.byteLength(shown)} bytes`);
@@ -150,7 +151,7 @@ describe("a result over one item's limit (5 MB) never reaches the LLM whole", ()
     const text = `"\\\n\u0001é€😀<abc>`.repeat(450_000); // 26 bytes of JSON each: 11.2 MB
     const shown = (await cache.offloadLargeResults("fetch_page", () => text)({}, { sessionId })) as string;
     assert.match(shown.split("\n")[0] as string, /^fetch_page's result \(11\.2MB\) is more than one item holds \(5MB\), so it was cached in 3 parts/);
-    assert.match(shown.split("\n")[1] as string, / \| string\(\d+\) \| characters 0-\d+ of 5400000$/);
+    assert.match(shown.split("\n")[1] as string, / \| tool fetch_page \| "string\(\d+\)" \| characters 0-\d+ of 5400000$/);
     const parts = await readParts(cache, sessionId, shown);
     assert.equal(parts.length, 3);
     assert.ok(parts.slice(0, 2).every((part) => part.dataSize > MAX_ITEM_BYTES - 16), "each part but the last is full");
@@ -158,7 +159,7 @@ describe("a result over one item's limit (5 MB) never reaches the LLM whole", ()
 
     const inbox = Object.fromEntries(Array.from({ length: 1500 }, (_, n) => [`m${n}`, email(n, 4_000)]));
     const shownObject = (await cache.offloadLargeResults("inbox", () => inbox)({}, { sessionId })) as string;
-    assert.match(shownObject.split("\n")[1] as string, / \| object\{m0,m1,m2,.* \| members 0-\d+ of 1500$/);
+    assert.match(shownObject.split("\n")[1] as string, / \| tool [a-z_]+ \| "object\{m0,m1,m2,.*" \| members 0-\d+ of 1500$/);
     const objectParts = await readParts(cache, sessionId, shownObject);
     assert.deepEqual(Object.assign({}, ...objectParts.map((part) => part.data)), inbox);
   });
@@ -168,9 +169,9 @@ describe("a result over one item's limit (5 MB) never reaches the LLM whole", ()
     const huge = { body: "y".repeat(6 * MB) };
     const shown = (await cache.offloadLargeResults("read_email", () => huge)({}, { sessionId })) as string;
     assert.equal(
-      shown,
-      `read_email's result (6MB) is too big to show, and was not cached: its member "body" alone is 6MB, more than one item holds (5MB).\n` +
-        `preview: {"body":"${"y".repeat(191)} …[6MB more]… ${"y".repeat(198)}"}\n` +
+      unfenced(shown),
+      `read_email's result (6MB) is too big to show, and was not cached: its member 0 alone is 6MB, more than one item holds (5MB).\n` +
+        `preview: <F>{"body":"${"y".repeat(191)} …[6MB more]… ${"y".repeat(198)}"}</F>\n` +
         "Next: call read_email again for less (a page, a narrower query, fewer fields).",
     );
 
@@ -182,7 +183,7 @@ describe("a result over one item's limit (5 MB) never reaches the LLM whole", ()
     const refused = (await cache.offloadLargeResults("list_emails", () => emails)({}, { sessionId })) as string;
     const lines = refused.split("\n");
     assert.match(lines[0] as string, /^list_emails's result \(11\.\dMB\) is too big to show, and was not cached: QuotaExceededError: /);
-    assert.match(lines[1] as string, /^preview: \[\{"id":"m0",/);
+    assert.match(lines[1] as string, /^preview: <untrusted-[a-z0-9]{8}>\[\{"id":"m0",/);
     assert.match(lines[2] as string, /^Next: call list_emails again for less \(a page, a narrower query, fewer fields\), or free space in the cache/);
     assert.ok(Buffer.byteLength(refused) < 1024, refused);
     const after = await cache.client.stats(sessionId);
@@ -201,10 +202,17 @@ describe("a result over one item's limit (5 MB) never reaches the LLM whole", ()
     const { cache, sessionId } = hostCache(t, { connect: () => { throw new Error("Specified native messaging host not found."); } });
     const shown = (await cache.offloadLargeResults("t", () => "v".repeat(6 * MB))({}, { sessionId })) as string;
     assert.equal(
-      shown,
+      unfenced(shown),
       "t's result (6MB) is too big to show, and was not cached: StorageUnavailableError: can't connect to the native host: Specified native messaging host not found.\n" +
-        `preview: ${"v".repeat(200)} …[6MB more]… ${"v".repeat(200)}\n` +
+        `preview: <F>"${"v".repeat(200)} …[6MB more]… ${"v".repeat(200)}"</F>\n` +
         "Next: call t again for less (a page, a narrower query, fewer fields).",
     );
   });
 });
+
+/** A reply with its one fence id written as F, after checking that every tag in it has that id. */
+function unfenced(reply: string): string {
+  const ids = new Set([...reply.matchAll(/<\/?untrusted-([a-z0-9]{8})>/g)].map((match) => match[1]));
+  assert.equal(ids.size, 1, reply);
+  return reply.replace(/<(\/?)untrusted-[a-z0-9]{8}>/g, "<$1F>");
+}

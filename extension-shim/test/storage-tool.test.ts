@@ -10,6 +10,7 @@ import { describe, it, type TestContext } from "node:test";
 import { NativeCacheClient } from "../src/client.js";
 import { MAX_ITEM_BYTES } from "../src/protocol.js";
 import { StorageTool, type StorageToolOptions, type ToolContext } from "../src/tool/storage-tool.js";
+import { ContextTaint } from "../src/taint.js";
 import { CHROME_ERRORS, hostConnector } from "./helpers/chrome-port.js";
 import { tempDir } from "./helpers/temp.js";
 
@@ -23,7 +24,8 @@ function hostTool(t: TestContext, options: StorageToolOptions & { binary?: strin
   if (options.storeQuotaBytes !== undefined) writeFileSync(join(dir.path, "config.json"), JSON.stringify({ storeQuotaBytes: options.storeQuotaBytes }));
   const connect = hostConnector({ dataDir: dir.path, binary: options.binary });
   const client = new NativeCacheClient({ connect });
-  const tool = new StorageTool(client, options);
+  // An extension that reports everything its tools put in context: the model's own items are trusted.
+  const tool = new StorageTool(client, { taint: new ContextTaint({ contextOrigins: [] }), ...options });
   t.after(async () => {
     client.close();
     await connect.closeAll();
@@ -39,7 +41,7 @@ function keyOf(answer: string): string {
   return match[1] as string;
 }
 
-const ITEM_LINE = /^[a-z0-9]{8}_[a-z0-9]{8} \| \d+(\.\d)?(B|KB|MB) \| \d+[smhd] \| [^|]+ \| .+$/;
+const ITEM_LINE = /^[a-z0-9]{8}_[a-z0-9]{8} \| \d+(\.\d)?(B|KB|MB) \| \d+[smhd] \| you \| [^|]+ \| .+$/;
 
 describe("actions", () => {
   it("write answers with metadata only: key, size, age, shape and description", async (t) => {
@@ -48,7 +50,7 @@ describe("actions", () => {
       { action: "write", data: { body: "SECRET-BODY-TEXT" }, description: "Summary of email 1/3" },
       CONTEXT,
     );
-    assert.match(answer, /^cached [a-z0-9]{8}_[a-z0-9]{8} \| 27B \| \d+s \| object\{body\} \| Summary of email 1\/3$/);
+    assert.match(answer, /^cached [a-z0-9]{8}_[a-z0-9]{8} \| 27B \| \d+s \| you \| object\{body\} \| Summary of email 1\/3$/);
     assert.ok(!answer.includes("SECRET-BODY-TEXT"));
   });
 
@@ -151,7 +153,7 @@ describe("actions", () => {
       { action: "append", storageKey: key, pointer: "/summaries", data: '["s3","s4","s5"]', description: "5 summaries" },
       CONTEXT,
     );
-    assert.match(appended, new RegExp(`^appended; now ${key} \\| 50B \\| \\d+s \\| object\\{summaries,log\\} \\| 5 summaries$`));
+    assert.match(appended, new RegExp(`^appended; now ${key} \\| 50B \\| \\d+s \\| you \\| object\\{summaries,log\\} \\| 5 summaries$`));
     // Plain text, and text that would parse as a number, are added as text.
     await tool.execute({ action: "append", storageKey: key, pointer: "/log", data: "b c" }, CONTEXT);
     await tool.execute({ action: "append", storageKey: key, pointer: "/log", data: "42" }, CONTEXT);
@@ -185,16 +187,16 @@ describe("actions", () => {
     const note = keyOf(await tool.execute({ action: "write", data: "Invoice for March, paid", description: "note" }, CONTEXT));
     const all = (await tool.execute({ action: "search", query: "march INVOICE" }, CONTEXT)).split("\n");
     assert.deepEqual(all, [
-      '2 matches for "march INVOICE" (key | pointer | snippet):',
-      `${note} | "" | Invoice for March, paid`,
-      `${emails} | /1/body | the March invoice is attached please pay`,
+      '2 matches for "march INVOICE" (key | from | pointer | snippet):',
+      `${note} | you | "" | Invoice for March, paid`,
+      `${emails} | you | /1/body | the March invoice is attached please pay`,
     ]);
     const page = (await tool.execute({ action: "search", query: "invoice", limit: 1 }, CONTEXT)).split("\n");
-    assert.equal(page[1], `${note} | "" | Invoice for March, paid`);
+    assert.equal(page[1], `${note} | you | "" | Invoice for March, paid`);
     const cursor = /^more: search with cursor "(.+)"$/.exec(page[2] as string)?.[1];
     assert.ok(cursor, page.join("\n"));
     const next = (await tool.execute({ action: "search", query: "invoice", limit: 5, cursor }, CONTEXT)).split("\n");
-    assert.deepEqual(next.slice(1), [`${emails} | /1/subject | Invoice 2231`, `${emails} | /1/body | the March invoice is attached please pay`]);
+    assert.deepEqual(next.slice(1), [`${emails} | you | /1/subject | Invoice 2231`, `${emails} | you | /1/body | the March invoice is attached please pay`]);
     assert.equal(await tool.execute({ action: "search", query: "zebra" }, CONTEXT), 'no cached text contains "zebra"');
     assert.match(await tool.execute({ action: "search" }, CONTEXT), /^llm_cache search failed: InvalidRequestError: .*query/);
   });
@@ -206,7 +208,7 @@ describe("actions", () => {
       await tool.execute({ action: "write", data: `${"[".repeat(depth)}"deep invoice"${"]".repeat(depth)}`, description: "deep" }, CONTEXT),
     );
     const lines = (await tool.execute({ action: "search", query: "invoice" }, CONTEXT)).split("\n");
-    const [, shown, pointer, snippet] = /^(\S+) \| (\S+) \(an ancestor: the match is deeper\) \| (.*)$/.exec(lines[1] as string) ?? [];
+    const [, shown, pointer, snippet] = /^(\S+) \| you \| (\S+) \(an ancestor: the match is deeper\) \| (.*)$/.exec(lines[1] as string) ?? [];
     assert.equal(shown, key, lines.join("\n"));
     assert.match(pointer as string, /^(\/0)+$/);
     assert.ok((pointer as string).length <= 1024 && (pointer as string).length < 2 * depth, pointer);
@@ -219,7 +221,7 @@ describe("actions", () => {
       await tool.execute({ action: "write", data: 1, description }, CONTEXT);
     }
     const lines = (await tool.execute({ action: "list", query: "ACME invoice" }, CONTEXT)).split("\n");
-    assert.equal(lines[0], '1 item matching "ACME invoice", 1B in all, newest first (key | size | age | shape | description):');
+    assert.equal(lines[0], '1 item matching "ACME invoice", 1B in all, newest first (key | size | age | from | shape | description):');
     assert.match(lines[1] as string, /\| number \| Summary of email 1: invoice from Acme$/);
     assert.equal(await tool.execute({ action: "list", query: "zebra" }, CONTEXT), 'no items matching "zebra"');
     assert.match(
@@ -234,11 +236,13 @@ describe("actions", () => {
     // Written with ids in the order of writing: two writes in one millisecond tie on their timestamp, and list
     // then puts the greater key first, so the newest comes first either way.
     for (const n of [1, 2, 3]) {
-      await client.write({ sessionId: CONTEXT.sessionId, taskId: `task000${n}`, turnId: "turn0001", data: n, description: `item ${n}` });
+      // The extension's own items, which it says are the user's: trusted, so shown plain.
+      const provenance = { origin: "user" as const };
+      await client.write({ sessionId: CONTEXT.sessionId, taskId: `task000${n}`, turnId: "turn0001", data: n, description: `item ${n}`, provenance });
     }
 
     const page1 = (await tool.execute({ action: "list", limit: 2 }, CONTEXT)).split("\n");
-    assert.equal(page1[0], "2 of 3 items, 3B in all, newest first (key | size | age | shape | description):");
+    assert.equal(page1[0], "2 of 3 items, 3B in all, newest first (key | size | age | from | shape | description):");
     assert.match(page1[1] as string, / \| item 3$/);
     assert.match(page1[2] as string, / \| item 2$/);
     const cursor = /^more: list with cursor "(.+)"$/.exec(page1[3] as string)?.[1];
@@ -256,7 +260,7 @@ describe("actions", () => {
       { action: "update", storageKey: key, data: [1, 2, 3], description: "15 of 15 done" },
       CONTEXT,
     );
-    assert.match(updated, new RegExp(`^updated ${key} \\| 7B \\| \\d+s \\| array\\[3\\] of number \\| 15 of 15 done$`));
+    assert.match(updated, new RegExp(`^updated ${key} \\| 7B \\| \\d+s \\| you \\| array\\[3\\] of number \\| 15 of 15 done$`));
     assert.match(await tool.execute({ action: "stats" }, CONTEXT), /^1 item, 7B used, 49.9MB of 50MB free; created \d+s ago, last used \d+s ago$/);
     assert.equal(await tool.execute({ action: "delete", storageKey: key }, CONTEXT), `deleted ${key}, freed 7B`);
     assert.equal(await tool.execute({ action: "stats" }, CONTEXT), "the cache of this session is empty; 50MB free");
@@ -336,20 +340,19 @@ describe("what a 50-item list costs", () => {
     const list = await tool.execute({ action: "list" }, CONTEXT);
     const lines = list.split("\n");
     assert.equal(lines.length, 51, "a header and 50 items, no cursor");
-    assert.match(lines[0] as string, /^50 items, \d+\.\dKB in all, newest first \(key \| size \| age \| shape \| description\):$/);
+    assert.match(lines[0] as string, /^50 items, \d+\.\dKB in all, newest first \(key \| size \| age \| from \| shape \| description\):$/);
     for (const line of lines.slice(1)) {
       assert.match(line, ITEM_LINE);
-      assert.match(line, / \| \d+B \| 3m \| object\{from,subject,summary\} \| Summary of email \d+\/50: /);
+      assert.match(line, / \| \d+B \| 3m \| you \| object\{from,subject,summary\} \| Summary of email \d+\/50: /);
     }
     assert.ok(!list.includes(SESSION), "the session id is not repeated on every line");
 
     const bytes = Buffer.byteLength(list, "utf8");
     t.diagnostic(`a 50-item list is ${bytes} bytes (${Math.round(bytes / 50)} per item)`);
     assert.ok(bytes < 50 * 500, `${bytes} bytes is over the spec's 500 bytes per item`);
-    // The lines are descriptions plus 33 bytes: key (17), size, age and separators.
-    // Besides description and shape, a line is 36 bytes: key (17), size, age and separators.
-    const described = lines.slice(1).reduce((sum, line) => sum + (line.split(" | ")[3] as string).length + (line.split(" | ")[4] as string).length, 0);
-    assert.ok(bytes - described < 50 * 40 + 100, "no more than ~40 bytes per item besides shape and description");
+    // Besides description and shape, a line is 42 bytes: key (17), size, age, from ("you") and separators.
+    const described = lines.slice(1).reduce((sum, line) => sum + (line.split(" | ")[4] as string).length + (line.split(" | ")[5] as string).length, 0);
+    assert.ok(bytes - described < 50 * 46 + 100, "no more than ~46 bytes per item besides shape and description");
   });
 });
 

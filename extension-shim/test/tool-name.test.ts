@@ -124,7 +124,7 @@ describe("registering with browserx where llm_cache is taken", () => {
   });
 
   it("with { name }, both caches register side by side and each answers its own calls", async (t) => {
-    const { cache, sessionId } = hostCache(t);
+    const { cache, sessionId } = hostCache(t, { contextOrigins: [] });
     const registry = new BrowserxStyleRegistry();
     await registry.register(BROWSERX_OWN_LLM_CACHE, async () => "browserx's own answer");
     const tools = await registerBrowserxTools(registry, cache, { name: NAME, browserStorage: { areas: memoryAreas() } });
@@ -134,7 +134,7 @@ describe("registering with browserx where llm_cache is taken", () => {
       ["llm_cache", NAME, "browser_storage"],
     );
     const ours = await registry.execute({ toolName: NAME, parameters: { action: "write", data: "[1,2]", description: "two" }, sessionId, turnId: "turn_1" });
-    assert.match(llmOutput(ours), /^"cached [a-z0-9]{8}_[a-z0-9]{8} \| 5B \| \d+s \| array\[2\] of number \| two"$/);
+    assert.match(llmOutput(ours), /^"cached [a-z0-9]{8}_[a-z0-9]{8} \| 5B \| \d+s \| you \| array\[2\] of number \| two"$/);
     const missing = await registry.execute({ toolName: NAME, parameters: { action: "read", storageKey: "aaaaaaaa_bbbbbbbb" }, sessionId, turnId: "turn_2" });
     assert.match(llmOutput(missing), new RegExp(`^Error: ${NAME} read failed: ItemNotFoundError: `), "the answer names the tool the LLM called");
     const theirs = await registry.execute({ toolName: "llm_cache", parameters: { action: "list" }, sessionId, turnId: "turn_3" });

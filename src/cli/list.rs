@@ -9,7 +9,7 @@ use super::flags::{OriginArg, Output};
 use crate::inspect::{age, call, origins_of, say, size, to_json, with_cache};
 use crate::install::Failure;
 
-/// One session's items, newest first, one line each (key | size | age | shape | description).
+/// One session's items, newest first, one line each (key | size | age | shape | origin | description).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The session id, e.g. conv_a3f8e2b4-…
@@ -50,7 +50,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> Outcome {
                 say(
                     out,
                     format!(
-                        "{origin}: {} items, {} (key | size | age | shape | description)",
+                        "{origin}: {} items, {} (key | size | age | shape | origin | description)",
                         page["itemCount"],
                         size(page["totalSize"].as_u64().unwrap_or(0))
                     ),
@@ -59,11 +59,14 @@ pub fn run(args: Args, out: &mut dyn Write) -> Outcome {
                     say(
                         out,
                         format!(
-                            "{} | {} | {} | {} | {}",
+                            "{} | {} | {} | {} | {} | {}",
                             item["storageKey"].as_str().unwrap_or_default(),
                             size(item["dataSize"].as_u64().unwrap_or(0)),
                             age(cache.now, item["timestamp"].as_u64().unwrap_or(0)),
                             item["shape"].as_str().unwrap_or_default(),
+                            // Where the item's text came from (section 5.13), so that a person sees
+                            // which items hold other people's text.
+                            item["provenance"]["origin"].as_str().unwrap_or("unknown"),
                             item["description"].as_str().unwrap_or_default()
                         ),
                     );

@@ -43,10 +43,12 @@ pub fn run(args: Args, out: &mut dyn Write) -> Outcome {
         say(
             out,
             format!(
-                "{} | {} | {} | {}",
+                "{} | {} | {} | {} | {}",
                 key,
                 size(field("dataSize").parse().unwrap_or(0)),
                 string(field("shape")),
+                // Where the item's text came from (section 5.13), as `list` shows it.
+                string(text_at(&text, &["item", "provenance", "origin"])),
                 string(field("description"))
             ),
         );

@@ -12,6 +12,7 @@ use crate::error::{CacheError, ErrorCode, json_type_name};
 use crate::json::shape::shape;
 use crate::limits::MAX_ITEM_BYTES;
 use crate::message::Fields;
+use crate::provenance::Provenance;
 use crate::store::{Dbs, ItemAt, ItemMeta, StoreError};
 use heed::RwTxn;
 
@@ -23,6 +24,8 @@ pub struct Append {
     /// An array whose elements are appended, or a string, as compact JSON text.
     data: String,
     description: Option<String>,
+    /// Where the added text came from, merged into the item's; left out, it counts as unknown.
+    provenance: Option<Provenance>,
 }
 
 impl Append {
@@ -40,7 +43,8 @@ impl Append {
             ));
         }
         let description = fields.description.map(|raw| description(Some(raw))).transpose()?;
-        Ok(Append { session_id, storage_key, pointer, data, description })
+        let provenance = Provenance::parse(fields.provenance, &session_id)?;
+        Ok(Append { session_id, storage_key, pointer, data, description, provenance })
     }
 
     /// Splices the data in and stores the result with a new timestamp and shape.
@@ -73,6 +77,7 @@ impl Append {
             seq: 0,
             custom_metadata: previous.custom_metadata.clone(),
             shape: shape(&text),
+            provenance: Some(Provenance::merged(previous.provenance.as_ref(), self.provenance.as_ref())),
         };
         let at = ItemAt { origin, session_id: &self.session_id, storage_key: &self.storage_key };
         replace_item(txn, dbs, ctx, at, &previous, meta, Some(&text))

@@ -138,6 +138,7 @@ fn corrupted_entry(storage_key: &str, timestamp: u64) -> CacheMetadata {
         seq: 0,
         custom_metadata: None,
         shape: String::new(),
+        provenance: None,
     };
     CacheMetadata::new(storage_key, &placeholder)
 }

@@ -7,6 +7,7 @@
 mod append;
 mod delete;
 mod end_session;
+mod endorse;
 mod hello;
 mod list;
 mod read;
@@ -34,6 +35,7 @@ use crate::limits::{
     SESSION_QUOTA_BYTES, TOUCH_GRANULARITY_MS,
 };
 use crate::message::{Fields, required_string};
+use crate::provenance::Provenance;
 use crate::rules::{check_session_id, compact_json, compact_json_and_shape, parse_storage_key, truncate_description};
 use crate::store::{Dbs, ItemAt, ItemMeta, SessionRecord, Store, StoreError};
 use heed::RwTxn;
@@ -131,11 +133,25 @@ pub enum Command<'f> {
     Search(search::Search),
     /// `sessions`: a page of the calling extension's sessions, with their totals.
     Sessions(sessions::Sessions),
+    /// `endorse`: the extension vouches for an item.
+    Endorse(endorse::Endorse),
 }
 
 /// Every op's name, as clients send it.
-pub const OPS: [&str; 11] =
-    ["hello", "write", "read", "list", "update", "delete", "endSession", "stats", "append", "search", "sessions"];
+pub const OPS: [&str; 12] = [
+    "hello",
+    "write",
+    "read",
+    "list",
+    "update",
+    "delete",
+    "endSession",
+    "stats",
+    "append",
+    "search",
+    "sessions",
+    "endorse",
+];
 
 /// What a successful command returns; serialised as the reply's `result`.
 #[derive(Debug, Serialize)]
@@ -203,6 +219,7 @@ impl<'f> Command<'f> {
             "append" => Command::Append(append::Append::parse(fields)?),
             "search" => Command::Search(search::Search::parse(fields)?),
             "sessions" => Command::Sessions(sessions::Sessions::parse(fields)?),
+            "endorse" => Command::Endorse(endorse::Endorse::parse(fields)?),
             _ => {
                 return Err(CacheError::new(
                     ErrorCode::InvalidRequestError,
@@ -215,10 +232,13 @@ impl<'f> Command<'f> {
         })
     }
 
-    /// Whether the command only writes (`write`, `update`, `append`, `delete`), so that it can share a
-    /// group commit with the write commands next to it.
+    /// Whether the command only writes (`write`, `update`, `append`, `delete`, `endorse`), so that it
+    /// can share a group commit with the write commands next to it.
     pub fn only_writes(&self) -> bool {
-        matches!(self, Command::Write(_) | Command::Update(_) | Command::Append(_) | Command::Delete(_))
+        matches!(
+            self,
+            Command::Write(_) | Command::Update(_) | Command::Append(_) | Command::Delete(_) | Command::Endorse(_)
+        )
     }
 
     /// Runs a command that [`Command::only_writes`] inside the caller's write transaction.
@@ -231,6 +251,7 @@ impl<'f> Command<'f> {
             Command::Update(cmd) => cmd.run(txn, dbs, ctx).map(Success::Metadata),
             Command::Append(cmd) => cmd.run(txn, dbs, ctx).map(Success::Metadata),
             Command::Delete(cmd) => cmd.run(txn, dbs, ctx).map(Success::Deleted),
+            Command::Endorse(cmd) => cmd.run(txn, dbs, ctx).map(Success::Metadata),
             _ => Err(CacheError::storage_unavailable("a command that reads was put in a group commit").into()),
         }
     }
@@ -258,6 +279,7 @@ impl<'f> Command<'f> {
             Command::Append(cmd) => cmd.apply(ctx).map(Success::Metadata),
             Command::Search(cmd) => cmd.apply(ctx).map(Success::Search),
             Command::Sessions(cmd) => cmd.apply(ctx).map(Success::Sessions),
+            Command::Endorse(cmd) => cmd.apply(ctx).map(Success::Metadata),
         }
     }
 }
@@ -282,6 +304,8 @@ pub struct CacheMetadata {
     pub task_id: String,
     /// The turn that wrote it.
     pub turn_id: String,
+    /// Where the item came from; unknown for items stored without provenance.
+    pub provenance: Provenance,
 }
 
 impl CacheMetadata {
@@ -302,6 +326,7 @@ impl CacheMetadata {
             session_id: parts.session_id.to_owned(),
             task_id: parts.task_id.to_owned(),
             turn_id: parts.turn_id.to_owned(),
+            provenance: meta.provenance.clone().unwrap_or_else(Provenance::unknown),
         }
     }
 }

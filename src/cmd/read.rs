@@ -87,8 +87,9 @@ pub struct ReadMany {
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
 pub enum ManyEntry {
-    /// As a `read` of that key alone answers.
-    Found(ReadResult),
+    /// As a `read` of that key alone answers; boxed, since an item's metadata (its provenance above
+    /// all) is many times the size of a missing key's entry.
+    Found(Box<ReadResult>),
     /// The key names nothing (or another session), or its data can't be read.
     Missing {
         #[serde(rename = "storageKey")]
@@ -117,7 +118,7 @@ impl ManyResult {
     pub fn into_data(self) -> Vec<Box<RawValue>> {
         self.items
             .into_iter()
-            .filter_map(|entry| if let ManyEntry::Found(found) = entry { Some(found.into_data()) } else { None })
+            .filter_map(|entry| if let ManyEntry::Found(found) = entry { Some((*found).into_data()) } else { None })
             .collect()
     }
 }
@@ -237,7 +238,7 @@ impl ReadMany {
                     }
                 };
                 items.push(match read.one(txn, dbs, origin, Some(&mut budget)) {
-                    Ok(found) => ManyEntry::Found(found),
+                    Ok(found) => ManyEntry::Found(Box::new(found)),
                     // Past the budget, the whole read is refused; any other failure is this entry's.
                     Err(StoreError::Cache(error)) if !budget.spent => {
                         ManyEntry::Missing { storage_key: read.storage_key.clone(), error }

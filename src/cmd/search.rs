@@ -10,6 +10,7 @@ use super::{Context, last_access, query, session_id};
 use crate::error::CacheError;
 use crate::json::search::{Query, find_in};
 use crate::message::{Fields, optional_count, optional_string, required_string};
+use crate::provenance::Provenance;
 use crate::rules::parse_storage_key;
 
 /// Matches per page unless the request says otherwise.
@@ -49,6 +50,8 @@ struct Match {
     pointer_cut: bool,
     /// At most 160 characters around the match.
     snippet: String,
+    /// The matching item's provenance, as its metadata gives it.
+    provenance: Provenance,
 }
 
 impl Search {
@@ -81,10 +84,13 @@ impl Search {
                     Some((_, key, returned)) if key == storage_key => *returned,
                     _ => 0,
                 };
-                // An item a begun cleanup covers is gone (see Dbs::meta).
-                if matches!(dbs.meta(txn, origin, storage_key), Ok(None)) {
-                    continue;
-                }
+                // An item a begun cleanup covers is gone (see Dbs::meta); one whose metadata can't be
+                // read is still searched, and says nothing of where it came from.
+                let provenance = match dbs.meta(txn, origin, storage_key) {
+                    Ok(None) => continue,
+                    Ok(Some(meta)) => meta.provenance,
+                    Err(_) => None,
+                };
                 let Ok(data) = dbs.data(txn, origin, storage_key) else { continue };
                 if !self.query.might_match(data) {
                     continue;
@@ -97,6 +103,7 @@ impl Search {
                     pointer: f.pointer,
                     pointer_cut: f.pointer_cut,
                     snippet: f.snippet,
+                    provenance: provenance.clone().unwrap_or_else(Provenance::unknown),
                 }));
                 if more {
                     next_cursor = Some(encode_cursor(timestamp, storage_key, returned));

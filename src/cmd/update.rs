@@ -8,6 +8,7 @@ use super::{
 use crate::error::{CacheError, ErrorCode};
 use crate::json::shape::shape;
 use crate::message::Fields;
+use crate::provenance::Provenance;
 use crate::store::{Dbs, ItemAt, ItemMeta, StoreError};
 use heed::RwTxn;
 
@@ -18,6 +19,8 @@ pub struct Update {
     data: Option<String>,
     description: Option<String>,
     custom_metadata: Option<Box<RawValue>>,
+    /// Where the new text came from, merged into the item's; left out, it counts as unknown.
+    provenance: Option<Provenance>,
 }
 
 impl Update {
@@ -35,11 +38,12 @@ impl Update {
             .actual("none of them"));
         }
         Ok(Update {
-            session_id,
             storage_key,
             data: fields.data.map(|raw| owned_data(Some(raw))).transpose()?,
             description: fields.description.map(|raw| description(Some(raw))).transpose()?,
             custom_metadata: custom_metadata(fields.custom_metadata)?,
+            provenance: Provenance::parse(fields.provenance, &session_id)?,
+            session_id,
         })
     }
 
@@ -61,6 +65,7 @@ impl Update {
             seq: 0,
             custom_metadata: self.custom_metadata.clone().or_else(|| previous.custom_metadata.clone()),
             shape: self.data.as_deref().map_or_else(|| previous.shape.clone(), shape),
+            provenance: Some(Provenance::merged(previous.provenance.as_ref(), self.provenance.as_ref())),
         };
         let at = ItemAt { origin, session_id: &self.session_id, storage_key: &self.storage_key };
         replace_item(txn, dbs, ctx, at, &previous, meta, self.data.as_deref())

@@ -13,6 +13,7 @@ use super::{
 };
 use crate::error::CacheError;
 use crate::message::{Fields, optional_string};
+use crate::provenance::Provenance;
 use crate::rules::{check_short_id, generate_id, storage_key};
 use crate::store::{Dbs, ItemAt, ItemMeta, SessionRecord, StoreError};
 use heed::RwTxn;
@@ -28,6 +29,8 @@ pub struct Write<'f> {
     shape: String,
     description: String,
     custom_metadata: Option<Box<RawValue>>,
+    /// Where the data came from; left out, the item reads as unknown.
+    provenance: Option<Provenance>,
 }
 
 impl<'f> Write<'f> {
@@ -44,13 +47,14 @@ impl<'f> Write<'f> {
         }
         let (data, shape) = data_and_shape(fields.data)?;
         Ok(Write {
-            session_id,
             task_id,
             turn_id,
             data,
             shape,
             description: description(fields.description)?,
             custom_metadata: custom_metadata(fields.custom_metadata)?,
+            provenance: Provenance::parse(fields.provenance, &session_id)?,
+            session_id,
         })
     }
 
@@ -85,6 +89,9 @@ impl<'f> Write<'f> {
             seq: 0,
             custom_metadata: self.custom_metadata.clone(),
             shape: self.shape.clone(),
+            // A replaced item's provenance goes with it, endorsement and all: the new text is what it
+            // describes.
+            provenance: self.provenance.clone(),
         };
         record.total_size = check_quota(record.total_size, replaced.unwrap_or(0), meta.quota_bytes())?;
         // The replaced item's bytes are still in the store's total: the session's comes from its record.

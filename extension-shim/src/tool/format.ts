@@ -1,13 +1,18 @@
 /**
  * The compact text the StorageTool gives the LLM. Every byte here is spent from the LLM's context window, so
- * an item is one line, `key | size | age | shape | description`, and nothing is said twice.
+ * an item is one line, `key | size | age | from | shape | description`, and nothing is said twice.
+ *
+ * The fixed columns come first and hold nothing an item's content chooses; `from` says where the item's text
+ * came from (provenance.ts). An untrusted item's shape and description are JSON string literals, a trusted
+ * item's are plain text with no line terminator or `|`, so no item's text can end its line or shift a column.
  */
 
+import { fence, freeText, fromLabel, isTrusted, provenanceOf, type ReplyPart } from "../provenance.js";
 import { isHighSurrogate, type CacheMetadata, type JsonValue, type Slice } from "../protocol.js";
 import { shortKey } from "./keys.js";
 
 /** Named once at the top of a list so that the lines themselves need no labels. */
-export const ITEM_COLUMNS = "key | size | age | shape | description";
+export const ITEM_COLUMNS = "key | size | age | from | shape | description";
 
 /**
  * Sizes as a person writes them: 812B, 1.2KB, 4.9MB (powers of 1024, as the 5 MB and 50 MB limits are), to the
@@ -37,19 +42,21 @@ export function formatAge(milliseconds: number): string {
 }
 
 /**
- * One item as one line. Line breaks in a description would break the one-item-per-line layout. The shape
- * ("array[50] of {from,subject,summary}") lets the LLM aim a pointer without reading; an item written by a
- * host older than shapes shows "?".
+ * One item as one line. The shape ("array[50] of {from,subject,summary}") lets the LLM aim a pointer without
+ * reading; an item written by a host older than shapes shows "?".
  */
 export function itemLine(item: CacheMetadata, now: number): string {
-  const shape = item.shape || "?";
+  const provenance = provenanceOf(item);
+  const trusted = isTrusted(provenance);
+  const shape = item.shape ? freeText(item.shape, trusted) : "?";
   const age = formatAge(now - item.timestamp);
-  return `${shortKey(item.storageKey, item.sessionId)} | ${formatSize(item.dataSize)} | ${age} | ${shape} | ${oneLine(item.description)}`;
+  const key = shortKey(item.storageKey, item.sessionId);
+  return `${key} | ${formatSize(item.dataSize)} | ${age} | ${fromLabel(provenance)} | ${shape} | ${freeText(item.description, trusted)}`;
 }
 
-/** Text on one line: line breaks become spaces. */
+/** Text the model wrote (a query, a bad value) on one line: every line terminator becomes a space. */
 export function oneLine(text: string): string {
-  return text.replace(/[\r\n]+/g, " ");
+  return text.replace(/[\r\n\v\f\u0085\u2028\u2029]+/g, " ");
 }
 
 /**
@@ -86,23 +93,27 @@ export function pageLine(page: JsonValue, slice: Slice, pointer: string, maxByte
 
 /**
  * What to say about a value too big to return: what it is, and how to read it in parts. `pointer` is where the
- * value sits in its item, so that the example pointer can be used as it is.
+ * value sits in its item, so that the example pointer can be used as it is. The keys of an untrusted item's
+ * object are its content, so they are fenced, and the example names no key.
  */
-export function describeShape(value: unknown, pointer: string): string {
+export function describeShape(value: unknown, pointer: string, trusted = true): ReplyPart[] {
   if (Array.isArray(value)) {
-    return `It is an array of ${value.length} elements: read them a few at a time with pointers such as "${pointer}/0".`;
+    return [`It is an array of ${value.length} elements: read them a few at a time with pointers such as "${pointer}/0".`];
   }
   if (typeof value === "object" && value !== null) {
     const keys = Object.keys(value);
+    const more = keys.length > 20 ? ` (the first 20 of ${keys.length})` : "";
+    if (!trusted) {
+      return [`It is an object with the keys${more} `, fence(keys.slice(0, 20)), `: read one with a pointer "${pointer}/" and the key.`];
+    }
     const shown = keys.slice(0, 20).join(", ");
-    const more = keys.length > 20 ? `, … (${keys.length} keys)` : "";
     const example = `${pointer}/${pointerToken(keys[0] ?? "")}`;
-    return `It is an object with the keys ${shown}${more}: read one with a pointer such as "${example}".`;
+    return [`It is an object with the keys ${shown}${keys.length > 20 ? `, … (${keys.length} keys)` : ""}: read one with a pointer such as "${example}".`];
   }
   if (typeof value === "string") {
-    return `It is one string of ${value.length} characters, and a pointer can't read part of a string: store text this long as several smaller items.`;
+    return [`It is one string of ${value.length} characters, and a pointer can't read part of a string: store text this long as several smaller items.`];
   }
-  return `It is a ${typeof value}.`;
+  return [`It is a ${typeof value}.`];
 }
 
 /** One name as a JSON pointer segment (RFC 6901): "~" becomes "~0" and "/" becomes "~1". */

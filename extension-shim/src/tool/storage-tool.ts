@@ -8,8 +8,8 @@
  * registry records failures gets `ok: false` with that same text (adapters/browserx.ts).
  *
  * Measured cost (test/storage-tool.test.ts): a `list` of 50 items whose descriptions are email summaries of
- * about 80 characters and whose shape is `object{from,subject,summary}` is 7,250 bytes of text: 145 bytes per
- * item, of which about 36 are the key, size, age and separators. The spec's budget is 500 bytes per item; the
+ * about 80 characters and whose shape is `object{from,subject,summary}` is 7,557 bytes of text: 151 bytes per
+ * item, of which about 42 are the key, size, age, `from` and separators. The spec's budget is 500 bytes per item; the
  * host's JSON metadata for the same item is about 320 bytes, because it spells out the 41-character session
  * id twice.
  */
@@ -17,9 +17,11 @@
 import type { CacheBackend } from "../backend.js";
 import { CacheError, InvalidRequestError } from "../errors.js";
 import { assertSessionId } from "../session-id.js";
-import { MAX_DESCRIPTION_CHARS, utf8Length, type StatsResult } from "../protocol.js";
+import { assembleReply, escapeUnicodeTerminators, fence, fromLabel, isTrusted, plainText, provenanceOf, quotedText, untrustedOrigins, type RandomValues, type ReplyPart } from "../provenance.js";
+import { MAX_DESCRIPTION_CHARS, utf8Length, type CachedItem, type StatsResult } from "../protocol.js";
+import { ContextTaint } from "../taint.js";
 import { toolDefinitions, type ToolDefinitions } from "./definitions.js";
-import { ITEM_COLUMNS, describeShape, echo, formatAge, formatSize, itemCount, itemLine, oneLine, pageLine } from "./format.js";
+import { ITEM_COLUMNS, describeShape, echo, formatAge, formatSize, itemCount, itemLine, pageLine } from "./format.js";
 import { fullKey, keyIdFor, shortKey } from "./keys.js";
 import { CACHE_ACTIONS, DEFAULT_LIST_LIMIT, DEFAULT_SEARCH_LIMIT, MAX_PAGE_LIMIT, STORAGE_TOOL_NAME, toolName, type ToolNameOption } from "./spec.js";
 
@@ -54,6 +56,14 @@ export interface StorageToolOptions extends ToolNameOption {
   now?: () => number;
   /** See DEFAULT_MAX_READ_BYTES. */
   maxReadBytes?: number;
+  /**
+   * What the model has seen in each session, which the provenance of its writes names (taint.ts); shared with
+   * offloading and references by createLlmCache. A tool made without one keeps its own, unwired: its writes
+   * carry upstream `unknown`.
+   */
+  taint?: ContextTaint;
+  /** The random source of fence ids; crypto.getRandomValues by default. */
+  randomValues?: RandomValues;
 }
 
 /** One call's result: the text for the LLM, and whether the call did what was asked. */
@@ -82,12 +92,14 @@ export class StorageTool {
   readonly #options: StorageToolOptions;
   readonly #now: () => number;
   readonly #maxReadBytes: number;
+  readonly #taint: ContextTaint;
 
   constructor(client: CacheBackend, options: StorageToolOptions = {}) {
     this.name = toolName(options);
     this.definitions = toolDefinitions({ name: this.name });
     this.#client = client;
-    this.#options = options;
+    this.#taint = options.taint ?? new ContextTaint();
+    this.#options = { ...options, taint: this.#taint };
     this.#now = options.now ?? Date.now;
     this.#maxReadBytes = options.maxReadBytes ?? DEFAULT_MAX_READ_BYTES;
   }
@@ -116,13 +128,14 @@ export class StorageTool {
     try {
       const input = parseArgs(args, this.name);
       action = typeof input.action === "string" ? input.action : action;
-      return { ok: true, text: await this.#dispatch(input, context) };
+      refuseProvenance(input, this.name);
+      return { ok: true, text: assembleReply(await this.#dispatch(input, context), this.#options.randomValues) };
     } catch (error) {
       return { ok: false, text: errorText(action, error, this.name), error };
     }
   }
 
-  #dispatch(input: ToolArgs, context: ToolContext): Promise<string> {
+  #dispatch(input: ToolArgs, context: ToolContext): Promise<ReplyPart[] | string> {
     switch (input.action) {
       case "write":
         return this.#write(input, context);
@@ -157,12 +170,12 @@ export class StorageTool {
       data: parseData(input.data),
       description: sentDescription(input.description) as string,
       customMetadata: parseCustomMetadata(input.customMetadata, this.name),
+      provenance: await this.#taint.agentProvenance(context.sessionId),
     });
     return `cached ${itemLine(item, this.#now())}`;
   }
 
-  async #read(input: ToolArgs, context: ToolContext): Promise<string> {
-    const pointer = (input.pointer as string | undefined) ?? "";
+  async #read(input: ToolArgs, context: ToolContext): Promise<ReplyPart[]> {
     const item = await this.#client.read({
       sessionId: context.sessionId,
       storageKey: hostKey(input.storageKey, context),
@@ -171,24 +184,8 @@ export class StorageTool {
       limit: input.limit as number | undefined,
       maxBytes: this.#maxReadBytes,
     });
-    const lines = [itemLine(item, this.#now())];
-    const later = item.slice !== undefined && item.slice.offset > 0;
-    if (item.customMetadata !== undefined && !later) lines.push(`customMetadata: ${JSON.stringify(item.customMetadata)}`);
-    const text = JSON.stringify(item.data);
-    if (item.slice !== undefined) {
-      const intro = pageLine(item.data, item.slice, pointer, this.#maxReadBytes);
-      lines.push(item.slice.count === 0 ? intro : `${intro}: ${text}`);
-    } else if (utf8Length(text) > this.#maxReadBytes) {
-      // A host older than maxBytes sent the whole value.
-      const where = pointer ? ` at ${pointer}` : "";
-      lines.push(
-        `the data${where} is ${formatSize(utf8Length(text))}, more than one read returns ` +
-          `(${formatSize(this.#maxReadBytes)}). ${describeShape(item.data, pointer)}`,
-      );
-    } else {
-      lines.push(`data${pointer ? ` at ${pointer}` : ""}: ${text}`);
-    }
-    return lines.join("\n");
+    await this.#taint.note(context.sessionId, untrustedOrigins(provenanceOf(item)), [item.storageKey]);
+    return readReply(item, (input.pointer as string | undefined) ?? "", this.#maxReadBytes, this.#now());
   }
 
   async #append(input: ToolArgs, context: ToolContext): Promise<string> {
@@ -198,6 +195,7 @@ export class StorageTool {
       pointer: input.pointer as string | undefined,
       data: appendData(input.data),
       description: sentDescription(input.description) as string | undefined,
+      provenance: await this.#taint.agentProvenance(context.sessionId),
     });
     return `appended; now ${itemLine(item, this.#now())}`;
   }
@@ -237,12 +235,19 @@ export class StorageTool {
       return cursor === undefined ? `no cached text contains "${words}"` : `no more matches for "${words}"`;
     }
     const count = result.matches.length === 1 ? "1 match" : `${result.matches.length} matches`;
-    const lines = [`${count} for "${words}" (key | pointer | snippet):`];
+    const lines = [`${count} for "${words}" (key | from | pointer | snippet):`];
     for (const match of result.matches) {
+      const provenance = provenanceOf(match);
+      const trusted = isTrusted(provenance);
+      // A pointer's tokens are the item's member names: an untrusted item's are quoted like its other text.
+      const path = match.pointer === "" ? '""' : trusted ? plainText(match.pointer) : quotedText(match.pointer);
       // A cut pointer names an ancestor of the match (data nested hundreds deep): say so, or the LLM reads the wrong value.
-      const pointer = `${match.pointer || '""'}${match.pointerCut === true ? " (an ancestor: the match is deeper)" : ""}`;
-      lines.push(`${shortKey(match.storageKey, context.sessionId)} | ${pointer} | ${oneLine(match.snippet)}`);
+      const pointer = `${path}${match.pointerCut === true ? " (an ancestor: the match is deeper)" : ""}`;
+      const snippet = trusted ? plainText(match.snippet) : quotedText(match.snippet);
+      lines.push(`${shortKey(match.storageKey, context.sessionId)} | ${fromLabel(provenance)} | ${pointer} | ${snippet}`);
     }
+    const seen = result.matches.map(provenanceOf).flatMap(untrustedOrigins);
+    await this.#taint.note(context.sessionId, seen, result.matches.map((match) => match.storageKey));
     if (result.nextCursor !== null) lines.push(`more: search with cursor "${result.nextCursor}"`);
     return lines.join("\n");
   }
@@ -254,6 +259,7 @@ export class StorageTool {
       data: parseData(input.data),
       description: sentDescription(input.description) as string | undefined,
       customMetadata: parseCustomMetadata(input.customMetadata, this.name),
+      provenance: await this.#taint.agentProvenance(context.sessionId),
     });
     return `updated ${itemLine(item, this.#now())}`;
   }
@@ -275,6 +281,59 @@ export class StorageTool {
     const used = stats.lastAccessedAt === null ? "" : `, last used ${formatAge(now - stats.lastAccessedAt)} ago`;
     return `${itemCount(stats.itemCount)}, ${formatSize(stats.totalSize)} used, ${space}${created}${used}`;
   }
+}
+
+/**
+ * The reply to a read of `item` (its metadata, customMetadata on the first page, and the data or a page of it),
+ * as parts for assembleReply: an untrusted item's customMetadata and data are fenced, and a trusted item's are
+ * shown as they are. `pointer` is the pointer the read was given.
+ */
+export function readReply(item: CachedItem, pointer: string, maxReadBytes: number, now: number): ReplyPart[] {
+  const trusted = isTrusted(provenanceOf(item));
+  // A trusted body is JSON as it always was, but for U+0085, U+2028 and U+2029, which JSON leaves raw and a reader
+  // splitting on Unicode line breaks would take for the end of the line.
+  const body = (value: unknown): ReplyPart => (trusted ? escapeUnicodeTerminators(JSON.stringify(value) ?? "null") : fence(value));
+  const parts: ReplyPart[] = [itemLine(item, now)];
+  const later = item.slice !== undefined && item.slice.offset > 0;
+  if (item.customMetadata !== undefined && !later) parts.push("\ncustomMetadata: ", body(item.customMetadata));
+  const text = JSON.stringify(item.data);
+  if (item.slice !== undefined) {
+    const intro = pageLine(item.data, item.slice, pointer, maxReadBytes);
+    parts.push("\n", ...(item.slice.count === 0 ? [intro] : [`${intro}: `, body(item.data)]));
+  } else if (utf8Length(text) > maxReadBytes) {
+    // A host older than maxBytes sent the whole value.
+    const where = pointer ? ` at ${pointer}` : "";
+    parts.push(
+      `\nthe data${where} is ${formatSize(utf8Length(text))}, more than one read returns (${formatSize(maxReadBytes)}). `,
+      ...describeShape(item.data, pointer, trusted),
+    );
+  } else {
+    parts.push(`\ndata${pointer ? ` at ${pointer}` : ""}: `, body(item.data));
+  }
+  return parts;
+}
+
+/**
+ * The exact text the model gets for a read of `item` with no pointer, fences included (each call draws its
+ * own fence id, as each reply does): for the viewer, which shows an item as the model sees it.
+ */
+export function modelTextOf(item: CachedItem, options: { now?: number; maxReadBytes?: number; randomValues?: RandomValues } = {}): string {
+  const parts = readReply(item, "", options.maxReadBytes ?? DEFAULT_MAX_READ_BYTES, options.now ?? Date.now());
+  return assembleReply(parts, options.randomValues);
+}
+
+/** The members a call may not carry: where an item came from is the extension's to say, never the model's. */
+const PROVENANCE_MEMBERS = ["provenance", "trust", "origin", "endorsed"] as const;
+
+function refuseProvenance(input: ToolArgs, name: string): void {
+  const sent = PROVENANCE_MEMBERS.find((member) => Object.hasOwn(input, member));
+  if (sent === undefined) return;
+  throw new InvalidRequestError({
+    message: `the tool takes no "${sent}": the extension sets where items come from, never a tool call`,
+    expected: `the tool's own parameters, without "${sent}"`,
+    actual: sent,
+    suggestion: `call ${name} again without "${sent}"`,
+  });
 }
 
 /**

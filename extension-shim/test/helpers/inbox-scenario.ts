@@ -119,11 +119,11 @@ function keyLine(answer: string): { key: string; line: string } {
   return { key: match[2] as string, line: match[1] as string };
 }
 
-/** The data a read answer shows, parsed. */
+/** The data a read answer shows, parsed: between its fences when the item is untrusted. */
 function readData(answer: string): unknown {
-  const match = /^data: (.*)$/m.exec(answer);
+  const match = /^data: (?:<untrusted-([a-z0-9]{8})>(.*)<\/untrusted-\1>|(.*))$/m.exec(answer);
   if (!match) throw new Error(`no data in: ${answer}`);
-  return JSON.parse(match[1] as string);
+  return JSON.parse((match[2] ?? match[3]) as string);
 }
 
 export async function runScenario(mode: Mode, cache: LlmCache, sessionId: string, emails: Email[]): Promise<Measured> {
@@ -152,8 +152,8 @@ export async function runScenario(mode: Mode, cache: LlmCache, sessionId: string
   let reading = 0;
   const listing = await counter.step(0, async () => {
     const listing = await counter.call({}, () => tools.listUnread(undefined as never, context));
-    // The listing itself, or (offloaded) its item line, whose shape says how many there are.
-    const offloaded = / \| array\[(\d+)\] of /.exec(listing);
+    // The listing itself, or (offloaded) its item line, whose shape (quoted: a tool's result) says how many there are.
+    const offloaded = / \| "?array\[(\d+)\] of /.exec(listing);
     count = offloaded ? Number(offloaded[1]) : (JSON.parse(listing) as unknown[]).length;
   });
 

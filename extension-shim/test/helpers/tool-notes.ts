@@ -12,12 +12,16 @@ export async function cacheNote(cache: LlmCache, sessionId: string, description:
   assert.match(answer, /^cached /, answer);
 }
 
-/** The descriptions the LLM's `list` shows, in order (newest first). */
+/**
+ * The descriptions the LLM's `list` shows, in order (newest first): the last column, read back from its JSON
+ * string literal when the item is untrusted (the model's items are, in a cache that reports no context origins).
+ */
 export async function listed(cache: LlmCache, sessionId: string): Promise<string[]> {
   const text = await cache.tool.execute({ action: "list" }, { sessionId });
   return text
     .split("\n")
     .slice(1)
     .filter((line) => line.includes(" | "))
-    .map((line) => line.split(" | ")[4] as string);
+    .map((line) => line.split(" | ")[5] as string)
+    .map((description) => (description.startsWith('"') ? (JSON.parse(description) as string) : description));
 }

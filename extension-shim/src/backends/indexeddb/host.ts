@@ -29,6 +29,8 @@
  * | cmd/append.ts      | src/cmd/append.rs        | `append`                                                          |
  * | cmd/search.ts      | src/cmd/search.rs        | `search`                                                          |
  * | cmd/sessions.ts    | src/cmd/sessions.rs      | `sessions`                                                        |
+ * | cmd/endorse.ts     | src/cmd/endorse.rs       | `endorse`                                                         |
+ * | provenance.ts      | src/provenance.rs        | where an item came from: read, checked, merged, written           |
  * | json/index.ts      | src/json/mod.rs          | the walks over JSON text, and the list of them                    |
  * | json/scan.ts       | src/json/scan.rs         | where a value ends; elements, members, characters                 |
  * | json/pointer.ts    | src/json/pointer.rs      | RFC 6901 pointers                                                 |
@@ -66,6 +68,7 @@ import { parseSessions, sessions } from "./cmd/sessions.js";
 import { parseWrite, write } from "./cmd/write.js";
 import { parseUpdate, update } from "./cmd/update.js";
 import { append, parseAppend } from "./cmd/append.js";
+import { endorse, parseEndorse } from "./cmd/endorse.js";
 import { removeOrphans } from "./cleanup.js";
 import { HostError } from "./error.js";
 import {
@@ -458,6 +461,8 @@ export class IdbHost {
         const cmd = parseSessions(fields);
         return run(() => sessions(ctx, cmd));
       }
+      case "endorse":
+        return { change: endorse(ctx, parseEndorse(fields)) };
       default: {
         const shown = Array.from(op).slice(0, 40).join("");
         throw new HostError("InvalidRequestError", `unknown op \`${shown}\``, `use one of: ${OPS.join(", ")}`)

@@ -34,6 +34,8 @@ export const FIELD_NAMES = [
   "storageKeys",
   "query",
   "cursor",
+  "provenance",
+  "reason",
 ] as const;
 
 export type FieldName = (typeof FIELD_NAMES)[number];

@@ -20,6 +20,7 @@
  * origins apart in its keys.
  */
 
+import type { Provenance } from "../../protocol.js";
 import { utf8Length } from "./json/index.js";
 
 /** The database's name, unless the owner chooses another (tests and the conformance runner do). */
@@ -63,6 +64,11 @@ export interface ItemRecord {
   shape: string;
   /** The client's own annotations as compact JSON text, when it gave any. */
   customMetadata?: string;
+  /**
+   * Where the item's text came from, in canonical form (provenance.ts); absent in records written before items
+   * carried it, which read as `{origin: "unknown"}`. Never counted in the quota: it is bounded (a few KB).
+   */
+  provenance?: Provenance;
 }
 
 /** The bytes an item takes from its session's quota: data and customMetadata (PROTOCOL.md section 5.7). */

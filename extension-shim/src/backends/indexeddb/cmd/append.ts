@@ -7,7 +7,8 @@
  * the item's size, the session's quota and the store-wide quota, or throws and so changes nothing.
  */
 
-import { MAX_ITEM_BYTES } from "../../../protocol.js";
+import { MAX_ITEM_BYTES, type ProvenanceInput } from "../../../protocol.js";
+import { merged, provenanceOf } from "../provenance.js";
 import { DATA, ITEMS, request, type ItemRecord } from "../store.js";
 import { shape, utf8Length } from "../json/index.js";
 import type { Fields } from "../message.js";
@@ -22,6 +23,8 @@ export interface Append {
   /** An array whose elements are appended, or a string, as compact JSON text. */
   data: string;
   description: string | undefined;
+  /** Where the added text came from, merged into the item's; left out, it counts as unknown. */
+  provenance: ProvenanceInput | undefined;
 }
 
 /** Checks the key, the pointer and that `data` is an array or a string. */
@@ -38,7 +41,7 @@ export function parseAppend(fields: Fields): Append {
     );
   }
   const description = fields.description === undefined ? undefined : descriptionOf(fields.description);
-  return { sessionId, storageKey: key, pointer, data, description };
+  return { sessionId, storageKey: key, pointer, data, description, provenance: provenanceOf(fields.provenance, sessionId) };
 }
 
 /** Splices the data in and stores the result with a new timestamp and shape. */
@@ -69,6 +72,7 @@ export function append(ctx: Context, cmd: Append): Change {
       timestamp: now,
       dataSize: size,
       shape: shape(text),
+      provenance: merged(previous.provenance, cmd.provenance),
     };
     return replaceItem(batch, previous, item, text, totals);
   };

@@ -29,9 +29,10 @@ import {
 } from "../json/index.js";
 import { echo, optionalCount, optionalString, requiredString, type Fields } from "../message.js";
 import { HostError, jsonTypeName, quote } from "../error.js";
+import { provenanceJson } from "../provenance.js";
 
 /** Every op's name, in the order of PROTOCOL.md section 4. */
-export const OPS = ["hello", "write", "read", "list", "update", "delete", "endSession", "stats", "append", "search", "sessions"] as const;
+export const OPS = ["hello", "write", "read", "list", "update", "delete", "endSession", "stats", "append", "search", "sessions", "endorse"] as const;
 
 /** What every op runs against. */
 export interface Context {
@@ -257,7 +258,7 @@ export function metadataJson(item: ItemRecord): string {
   return (
     `{"storageKey":${quote(item.storageKey)},"description":${quote(item.description)},"timestamp":${item.timestamp},` +
     `"dataSize":${item.dataSize},"shape":${quote(item.shape)},"sessionId":${quote(sessionId)},"taskId":${quote(taskId)},` +
-    `"turnId":${quote(turnId)}}`
+    `"turnId":${quote(turnId)},"provenance":${provenanceJson(item.provenance)}}`
   );
 }
 

@@ -10,6 +10,7 @@ import { BY_SESSION_TIME, DATA, each, ITEMS, request, SESSIONS, sessionItems, tr
 import { findIn, type Query } from "../json/index.js";
 import { optionalString, requiredString, type Fields } from "../message.js";
 import { HostError, quote, quoteOrNull } from "../error.js";
+import { provenanceJson } from "../provenance.js";
 import { inSession, limitOf, queryOf, rustU64, sessionIdOf, touch, type Context } from "./mod.js";
 
 /** A parsed `search`. */
@@ -59,9 +60,12 @@ export async function search(ctx: Context, cmd: Search): Promise<string> {
       if (text === undefined || !cmd.query.mightMatch(text)) return true;
       const found = findIn(text, cmd.query, skip, cmd.limit - matches.length);
       if (found === undefined) return true;
+      const provenance = provenanceJson(item.provenance);
       for (const match of found.found) {
         const cut = match.pointerCut ? `,"pointerCut":true` : "";
-        matches.push(`{"storageKey":${quote(item.storageKey)},"pointer":${quote(match.pointer)}${cut},"snippet":${quote(match.snippet)}}`);
+        matches.push(
+          `{"storageKey":${quote(item.storageKey)},"pointer":${quote(match.pointer)}${cut},"snippet":${quote(match.snippet)},"provenance":${provenance}}`,
+        );
       }
       if (!found.more) return true;
       nextCursor = `${item.timestamp}:${skip + found.found.length}:${item.storageKey}`;

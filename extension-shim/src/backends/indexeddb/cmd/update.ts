@@ -10,6 +10,8 @@ import { ITEMS, request, type ItemRecord } from "../store.js";
 import { shape, utf8Length } from "../json/index.js";
 import type { Fields } from "../message.js";
 import { HostError } from "../error.js";
+import type { ProvenanceInput } from "../../../protocol.js";
+import { merged, provenanceOf } from "../provenance.js";
 import { customMetadataOf, dataOf, descriptionOf, replaceItem, sessionIdOf, storageKeyIn, type Change, type Context } from "./mod.js";
 
 /** A parsed `update`: at least one of the three changes. */
@@ -19,6 +21,8 @@ export interface Update {
   data: string | undefined;
   description: string | undefined;
   customMetadata: string | undefined;
+  /** Where the new text came from, merged into the item's; left out, it counts as unknown. */
+  provenance: ProvenanceInput | undefined;
 }
 
 /** Checks the key and whichever changes are given. */
@@ -36,6 +40,7 @@ export function parseUpdate(fields: Fields): Update {
     data: fields.data === undefined ? undefined : dataOf(fields.data),
     description: fields.description === undefined ? undefined : descriptionOf(fields.description),
     customMetadata: customMetadataOf(fields.customMetadata),
+    provenance: provenanceOf(fields.provenance, sessionId),
   };
 }
 
@@ -54,6 +59,7 @@ export function update(ctx: Context, cmd: Update): Change {
       timestamp: now,
       dataSize: cmd.data === undefined ? previous.dataSize : utf8Length(cmd.data),
       shape: cmd.data === undefined ? previous.shape : shape(cmd.data),
+      provenance: merged(previous.provenance, cmd.provenance),
     };
     if (cmd.customMetadata !== undefined) item.customMetadata = cmd.customMetadata;
     return replaceItem(batch, previous, item, cmd.data, totals);

@@ -10,6 +10,8 @@ import { DATA, ITEMS, newSession, quotaOf, request, type ItemRecord } from "../s
 import { checkShortId, generateId, shape, storageKey, utf8Length } from "../json/index.js";
 import { optionalString, type Fields } from "../message.js";
 import { HostError } from "../error.js";
+import type { ProvenanceInput } from "../../../protocol.js";
+import { provenanceOf } from "../provenance.js";
 import {
   checkQuota,
   checkStoreQuota,
@@ -30,6 +32,8 @@ export interface Write {
   data: string;
   description: string;
   customMetadata: string | undefined;
+  /** Where the data came from; left out, the item reads as unknown. */
+  provenance: ProvenanceInput | undefined;
 }
 
 /** Checks every field of a `write` before the store is touched. */
@@ -48,6 +52,7 @@ export function parseWrite(fields: Fields): Write {
     data: dataOf(fields.data),
     description: descriptionOf(fields.description),
     customMetadata: customMetadataOf(fields.customMetadata),
+    provenance: provenanceOf(fields.provenance, sessionId),
   };
 }
 
@@ -70,6 +75,8 @@ export function write(ctx: Context, cmd: Write): Change {
       shape: shape(cmd.data),
     };
     if (cmd.customMetadata !== undefined) item.customMetadata = cmd.customMetadata;
+    // A replaced item's provenance goes with it, endorsement and all: the new text is what it describes.
+    if (cmd.provenance !== undefined) item.provenance = cmd.provenance;
     const [before, freed] = [record.totalSize, previous === undefined ? 0 : quotaOf(previous)];
     record.totalSize = checkQuota(record.totalSize, freed, quotaOf(item));
     checkStoreQuota(total, freed, quotaOf(item), limit);
