@@ -5,7 +5,7 @@
  */
 
 import type { Provenance } from "../protocol.js";
-import { TRUSTED_ORIGINS } from "../protocol.js";
+import { isTrusted } from "../provenance.js";
 
 /** What the viewer says of an item's trust: endorsed by the extension, trusted by its origins, or not. */
 export type TrustWord = "endorsed" | "trusted" | "untrusted";
@@ -13,14 +13,10 @@ export type TrustWord = "endorsed" | "trusted" | "untrusted";
 /** The viewer's trust filter. */
 export type TrustFilter = "trusted" | "untrusted";
 
-/**
- * The item's trust as the tool treats it (PROTOCOL.md section 5.13): endorsed, or trusted when its origin and
- * every upstream origin are the user's, the extension's or the agent's own; untrusted otherwise.
- */
+/** The item's trust as the tool judges it (provenance.ts), with an endorsement named as such. */
 export function trustWord(provenance: Provenance): TrustWord {
   if (provenance.endorsed) return "endorsed";
-  const origins = [provenance.origin, ...(provenance.upstream ?? [])];
-  return origins.every((origin) => TRUSTED_ORIGINS.includes(origin)) ? "trusted" : "untrusted";
+  return isTrusted(provenance) ? "trusted" : "untrusted";
 }
 
 /** "web · example.com", "tool · fetch_page", "agent, made from web and email": one line, for a table cell. */

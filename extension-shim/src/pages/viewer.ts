@@ -26,11 +26,13 @@ import { ORIGINS, type CachedItem, type CacheMetadata, type JsonValue, type Slic
 import type { CacheStatus } from "../status.js";
 import { formatAge, formatSize, itemCount } from "../tool/format.js";
 import { shortKey } from "../tool/keys.js";
+import { DEFAULT_MAX_READ_BYTES, modelTextOf } from "../tool/storage-tool.js";
 import { servedBy } from "./backend-text.js";
 import { checkPagesConfig, extensionName, loadPagesConfig, type PagesConfig } from "./config.js";
 import { button, el, errorLine, laidOut, show, when, type Child } from "./dom.js";
 import { jsonText } from "./pretty.js";
 import { originText, passes, trustWord } from "./provenance-text.js";
+import { escapeControls } from "./visible.js";
 import { childPointer, parseRoute, pointerTrail, routeHash, type Route } from "./viewer-route.js";
 
 /** Items per page of a session. */
@@ -317,7 +319,14 @@ class Viewer {
     const offset = offsets[offsets.length - 1] ?? 0;
     // The first page asks for the budget only, which a number, boolean or null at the pointer also answers.
     const request = { sessionId, storageKey, pointer, maxBytes: DATA_PAGE_BYTES, ...(offset > 0 ? { offset } : {}) };
-    const item = await this.#cache.client.read(request);
+    // The model's own read of the item, for the text it gets; asked beside the page's.
+    const [item, modelText] = await Promise.all([
+      this.#cache.client.read(request),
+      this.#cache.client.read({ sessionId, storageKey, maxBytes: DEFAULT_MAX_READ_BYTES }).then(
+        (whole) => modelTextOf(whole),
+        (error: unknown) => `(can't be read: ${errorLine(error)})`,
+      ),
+    ]);
     if (generation !== this.#generation) return;
     const route = { session: sessionId, key: storageKey };
 
@@ -369,6 +378,10 @@ class Viewer {
           : null,
       ),
       partLinks(item, pointer, route),
+      el("h3", {}, "What the model reads"),
+      el("p", { class: "checked" }, `The ${this.#cache.tool.name} tool's answer to a read of the whole item, fences included (each answer draws its own fence id).`),
+      // Its line breaks kept, and everything else that could hide or reorder text escaped, as on the rest of the page.
+      el("pre", { id: "model-text" }, laidOut(modelText.split("\n").map(escapeControls).join("\n"))),
     );
   }
 }
