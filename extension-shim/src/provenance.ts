@@ -166,7 +166,8 @@ const defaultRandom: RandomValues = (array) => globalThis.crypto.getRandomValues
 export function assembleReply(parts: string | readonly ReplyPart[], random: RandomValues = defaultRandom): string {
   if (typeof parts === "string") return parts;
   if (!parts.some((part) => typeof part !== "string")) return parts.join("");
-  const text = lookAlikeText(parts.map((part) => (typeof part === "string" ? part : part.fenced)).join("\n"));
+  // Joined as the reply joins them, so an id can't be formed across two parts either.
+  const text = lookAlikeText(parts.map((part) => (typeof part === "string" ? part : part.fenced)).join(""));
   for (let draw = 0; draw < MAX_FENCE_DRAWS; draw++) {
     const id = fenceId(random);
     if (!text.includes(id)) {

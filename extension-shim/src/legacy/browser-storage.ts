@@ -16,6 +16,10 @@
  * Options the old tool declared but never used (retryCount, compress, encrypt, syncPriority) are accepted and
  * ignored, as before.
  *
+ * One answer differs from the old tool's, on purpose: what `get` finds is text of unknown origin (a page's
+ * content the LLM stored, or anything else that wrote to chrome.storage), so it comes back as a string, its JSON
+ * text between `<untrusted-ID>` and `</untrusted-ID>` as every untrusted body the cache shows (provenance.ts).
+ *
  * Every key is an ordinary key, as it is to chrome.storage: `__proto__`, `constructor` or `toString` is stored,
  * found and removed like any other. So the objects handed to chrome.storage and to the LLM are built with
  * Object.fromEntries, which defines each key as the object's own member (an assignment `items["__proto__"] = v`
@@ -23,6 +27,7 @@
  */
 
 import type { BrowserxJsonSchema, BrowserxToolDefinition } from "../adapters/browserx-types.js";
+import { assembleReply, fence } from "../provenance.js";
 
 export const BROWSER_STORAGE_TOOL_NAME = "browser_storage";
 
@@ -158,7 +163,8 @@ export class BrowserStorageTool {
         return failsAs("Failed to get storage value", async () => {
           const found = await withTimeout(area.get(selection()), timeout);
           const values = this.#visible(found, options.namespace);
-          return request.key ? { value: Object.hasOwn(values, request.key) ? values[request.key] : undefined } : { values };
+          if (request.key) return { value: Object.hasOwn(values, request.key) ? fenced(values[request.key]) : undefined };
+          return { values: fenced(values) };
         });
       case "set":
         return failsAs("Failed to set storage value", async () => {
@@ -308,4 +314,12 @@ function formatError(error: unknown): string {
   if (typeof error === "string") return error;
   if (error instanceof Error) return `${error.name}: ${error.message}`;
   return "Unknown error occurred";
+}
+
+/**
+ * What `get` found, as the LLM may read it: its JSON text fenced with an id drawn for this answer. Nothing stored
+ * records where a chrome.storage value came from, so every value is fenced, as an item of unknown origin is.
+ */
+function fenced(value: unknown): string | undefined {
+  return value === undefined ? undefined : assembleReply([fence(value)]);
 }
