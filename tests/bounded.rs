@@ -170,7 +170,8 @@ fn arrays_a_million_deep_are_read_sliced_searched_and_appended_to() {
     // Search: the match at the bottom, its pointer cut to the budget.
     let found = host.search("conv_deep", "INVOICE", 20, None);
     let pointer = cut_pointer(std::iter::repeat_n("/0", DEPTH), budget);
-    let only = json!({"storageKey": key, "pointer": pointer, "pointerCut": true, "snippet": "an invoice"});
+    let only = json!({"storageKey": key, "pointer": pointer, "pointerCut": true, "snippet": "an invoice",
+        "provenance": {"origin": "unknown"}});
     assert_eq!(found, json!({"matches": [only], "nextCursor": null}));
 
     // Append at the bottom and at the top, then read both back.
@@ -216,7 +217,8 @@ fn objects_a_million_deep_are_read_sliced_and_searched() {
     let pointer = cut_pointer(std::iter::repeat_n("/", DEPTH), budget);
     assert_eq!(
         found["matches"][0],
-        json!({"storageKey": key, "pointer": pointer, "pointerCut": true, "snippet": "an invoice"})
+        json!({"storageKey": key, "pointer": pointer, "pointerCut": true, "snippet": "an invoice",
+               "provenance": {"origin": "unknown"}})
     );
 
     // Named levels, as deep as an item holds them: the pointer is cut at a whole token.
@@ -259,7 +261,8 @@ fn search_answers_deep_nests_that_once_crashed_or_stalled_it() {
                 let pointer = cut_pointer(tokens, budget);
                 assert_eq!(
                     *found,
-                    json!({"storageKey": key, "pointer": pointer, "pointerCut": true, "snippet": "invoice"})
+                    json!({"storageKey": key, "pointer": pointer, "pointerCut": true, "snippet": "invoice",
+                           "provenance": {"origin": "unknown"}})
                 );
                 seen += 1;
             }

@@ -28,6 +28,7 @@ import { gunzipSync } from "node:zlib";
 import { IDBFactory } from "fake-indexeddb";
 import { IdbHost } from "../src/backends/indexeddb/host.js";
 import { ID_ALPHABET } from "../src/backends/indexeddb/json/index.js";
+import { ORIGINS } from "../src/protocol.js";
 import { BOM, oddCharacter, withOddCharacter } from "./helpers/odd-characters.js";
 import { RawHost } from "./helpers/raw-host.js";
 import { Rng } from "./helpers/rng.js";
@@ -161,6 +162,31 @@ function object(rng: Rng, members: Array<[string, string | undefined]>): string 
   return `{${present.map(([name, value]) => `${sp()}"${name}"${sp()}:${sp()}${value}`).join(",")}${sp()}}`;
 }
 
+/**
+ * A `provenance` member's JSON text: mostly one both must take (any origin, a source with odd URLs, upstream and
+ * derivedFrom with duplicates, keys of the session that exist or not), now and then one both must refuse in the
+ * same words (an unknown origin, `endorsed`, too many entries, a key of another session, a tool name with a space).
+ */
+function provenance(rng: Rng, known: Known, session: string): string {
+  const origin = () => rng.pick(ORIGINS);
+  const source = object(rng, [
+    ["url", rng.chance(0.6) ? (rng.chance(0.9) ? jsonString(rng, 1 + rng.below(3)) : rng.pick(['""', `"${"u".repeat(2049)}"`, `"${"é".repeat(2048)}"`, "5"])) : undefined],
+    ["tool", rng.chance(0.5) ? JSON.stringify(rng.pick(["fetch_page", "mcp:search/v2", "a b", "t".repeat(64), "t".repeat(65), "", "é"])) : undefined],
+  ]);
+  const upstream = Array.from({ length: rng.chance(0.05) ? 8 : rng.below(4) }, () => JSON.stringify(rng.chance(0.97) ? origin() : "website"));
+  const keys = known.keys.get(session) ?? [];
+  const key = () =>
+    rng.chance(0.7) && keys.length > 0 ? rng.pick(keys) : rng.pick([`${session}_task0001_turn0001`, "conv_other_task0001_turn0001", "nope", `${session}_TASK0001_x`]);
+  const derivedFrom = Array.from({ length: rng.chance(0.05) ? 17 : rng.below(5) }, () => JSON.stringify(key()));
+  return object(rng, [
+    ["origin", rng.chance(0.97) ? field(rng, JSON.stringify(origin()), 0.95) : undefined],
+    ["source", rng.chance(0.4) ? field(rng, source, 0.95) : undefined],
+    ["upstream", rng.chance(0.4) ? field(rng, `[${upstream.join(",")}]`, 0.95) : undefined],
+    ["derivedFrom", rng.chance(0.4) ? field(rng, `[${derivedFrom.join(",")}]`, 0.95) : undefined],
+    ["endorsed", rng.chance(0.03) ? '{"at":1,"reason":"trust me"}' : undefined],
+  ]);
+}
+
 function requestId(rng: Rng, n: number): string {
   if (rng.chance(0.92)) return rng.chance(0.5) ? String(n) : `"r${n}"`;
   return rng.pick(["-0", "-9223372036854775808", "18446744073709551615", "18446744073709551616", "1.0", "1e2", "true", "null", "[1]", '"\\u0041"', `"${"i".repeat(257)}"`, '"\\ud800"']);
@@ -192,6 +218,7 @@ function randomRequest(rng: Rng, n: number, known: Known): string {
       ["data", rng.chance(0.97) ? itemData(rng, big) : field(rng, "1", 0)],
       ["description", rng.chance(0.97) ? description : undefined],
       ["customMetadata", custom],
+      ["provenance", rng.chance(0.5) ? field(rng, provenance(rng, known, session), 0.95) : undefined],
     ]);
   }
   const key = field(rng, JSON.stringify(storageKeyFor(rng, known, session)), 0.95);
@@ -254,6 +281,7 @@ function randomRequest(rng: Rng, n: number, known: Known): string {
       ["data", rng.chance(0.4) ? itemData(rng, rng.chance(0.03)) : undefined],
       ["description", rng.chance(0.5) ? field(rng, '"updated"') : undefined],
       ["customMetadata", rng.chance(0.3) ? field(rng, '{"v":2}') : undefined],
+      ["provenance", rng.chance(0.5) ? field(rng, provenance(rng, known, session), 0.95) : undefined],
     ]);
   }
   if (roll < 84) {
@@ -266,9 +294,20 @@ function randomRequest(rng: Rng, n: number, known: Known): string {
       ["pointer", rng.chance(0.5) ? field(rng, JSON.stringify(rng.pick(["", "/emails", "/emails/0/subject", "/log", "/0", "/nope"]))) : undefined],
       ["data", field(rng, data, 0.95)],
       ["description", rng.chance(0.3) ? field(rng, '"appended"') : undefined],
+      ["provenance", rng.chance(0.5) ? field(rng, provenance(rng, known, session), 0.95) : undefined],
     ]);
   }
-  if (roll < 89) return object(rng, [["id", id], ["op", '"delete"'], ["sessionId", sid], ["storageKey", key]]);
+  if (roll < 87) {
+    const reason = rng.pick(["checked by the user", "ok", " ", "", "r".repeat(120), "r".repeat(121), "é".repeat(120), "😀".repeat(61), "line\u2028break"]);
+    return object(rng, [
+      ["id", id],
+      ["op", '"endorse"'],
+      ["sessionId", sid],
+      ["storageKey", key],
+      ["reason", rng.chance(0.97) ? field(rng, `"${reason}"`, 0.95) : undefined],
+    ]);
+  }
+  if (roll < 90) return object(rng, [["id", id], ["op", '"delete"'], ["sessionId", sid], ["storageKey", key]]);
   if (roll < 92) return object(rng, [["id", id], ["op", '"stats"'], ["sessionId", sid]]);
   if (roll < 94) return object(rng, [["id", id], ["op", '"endSession"'], ["sessionId", sid]]);
   if (roll < 97) {
@@ -365,7 +404,16 @@ function asStringified(text: string): string | undefined {
 async function runSequence(
   sequence: number,
   stringified = false,
-): Promise<{ compared: number; ok: number; bigRequests: number; pagedSessions: number; bomStrings: number; viaStringify: number }> {
+): Promise<{
+  compared: number;
+  ok: number;
+  bigRequests: number;
+  pagedSessions: number;
+  bomStrings: number;
+  viaStringify: number;
+  labelled: number;
+  endorsed: number;
+}> {
   const rng = new Rng(SEED + sequence * 7919);
   const dir = tempDir();
   const storeQuotaBytes = sequence === SMALL_STORE_SEQUENCE ? SMALL_STORE_QUOTA : undefined;
@@ -389,6 +437,8 @@ async function runSequence(
   let storeFull = 0;
   const known: Known = { keys: new Map(), listCursors: new Map(), searchCursors: new Map(), sessionsCursor: undefined };
   let [compared, ok, bigRequests, pagedSessions, bomStrings, viaStringify] = [0, 0, 0, 0, 0, 0];
+  // Changes that carried a provenance the host took, and endorsements it gave.
+  let [labelled, endorsed] = [0, 0];
   try {
     await idb.maintain();
     // The last sequence fills a session to its quota and sends a request over the frame limit.
@@ -410,6 +460,9 @@ async function runSequence(
         result = undefined;
       }
       if (typeof result?.timestamp === "number") clock = result.timestamp;
+      // An endorsement keeps the item's timestamp: the host's clock shows in when it was given.
+      const endorsedAt = (result as { provenance?: { endorsed?: { at?: unknown } } } | undefined)?.provenance?.endorsed?.at;
+      if (/"op"\s*:\s*"endorse"/.test(text) && typeof endorsedAt === "number") clock = endorsedAt;
       // The ids the host generated, as the bytes that IdbHost's generator turns into them.
       if (/"op"\s*:\s*"write"/.test(text) && typeof result?.taskId === "string" && typeof result.turnId === "string") {
         if (!/"taskId"\s*:\s*"/.test(text)) draws.push(idBytes(result.taskId));
@@ -425,6 +478,8 @@ async function runSequence(
         assert.fail(`sequence ${sequence} (seed ${SEED}), request ${n}:\n  request: ${cut(text)}\n  host:    ${cut(wanted)}\n  idb:     ${cut(actual)}`);
       }
       if (expected.includes('"ok":true')) ok++;
+      if (expected.includes('"ok":true') && /"provenance"\s*:\s*\{/.test(text)) labelled++;
+      if (expected.includes('"ok":true') && /"op"\s*:\s*"endorse"/.test(text)) endorsed++;
       if (expected.includes("store-wide limit")) storeFull++;
       // A `sessions` page that lists sessions and leads on to another.
       if (/"sessions":\[\{.*"nextCursor":"/.test(expected)) pagedSessions++;
@@ -436,7 +491,7 @@ async function runSequence(
     await host.close();
     dir.remove();
   }
-  return { compared, ok, bigRequests, pagedSessions, bomStrings, viaStringify };
+  return { compared, ok, bigRequests, pagedSessions, bomStrings, viaStringify, labelled, endorsed };
 }
 
 /** The bytes IdbHost's id generator turns into `id` (each byte below 36 is that letter of the alphabet). */
@@ -481,9 +536,11 @@ function quotaRequests(): string[] {
 }
 
 it(`answers ${SEQUENCES} random sequences of requests exactly as the host does (seed ${SEED})`, async (t) => {
-  let [compared, ok, bigRequests, pagedSessions, bomStrings] = [0, 0, 0, 0, 0];
+  let [compared, ok, bigRequests, pagedSessions, bomStrings, labelled, endorsed] = [0, 0, 0, 0, 0, 0, 0];
   for (let sequence = 0; sequence < SEQUENCES; sequence++) {
     const counts = await runSequence(sequence);
+    labelled += counts.labelled;
+    endorsed += counts.endorsed;
     compared += counts.compared;
     ok += counts.ok;
     bigRequests += counts.bigRequests;
@@ -492,8 +549,10 @@ it(`answers ${SEQUENCES} random sequences of requests exactly as the host does (
   }
   t.diagnostic(
     `${compared} replies compared (${ok} successes, ${compared - ok} errors), ${bigRequests} requests over 100 KB, ` +
-      `${pagedSessions} pages of sessions with a next page, ${bomStrings} requests with a string that starts with a raw BOM`,
+      `${pagedSessions} pages of sessions with a next page, ${bomStrings} requests with a string that starts with a raw BOM, ` +
+      `${labelled} changes with provenance taken, ${endorsed} endorsements given`,
   );
+  assert.ok(labelled > 0 && endorsed > 0, `${labelled} changes with provenance taken, ${endorsed} endorsements given`);
   assert.ok(bomStrings > 0, "no request had a string (a member name or value) that starts with a raw byte order mark");
   assert.ok(pagedSessions > 0, "no sessions page led on to another");
   // The sequences must reach both kinds of answer in numbers, or they test little.

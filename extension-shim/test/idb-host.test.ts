@@ -205,19 +205,23 @@ describe("the store-wide quota", () => {
     for (const context of contexts) context.close();
   });
 
-  it("is brought to a database of the first schema once, summed from its sessions", async () => {
+  it("is brought to a database of the first schema once, summed from its sessions, its items read as unknown", async () => {
     const factory = new IDBFactory();
-    // A database as shims before the store-wide quota left it: version 1, with two sessions' totals.
+    // A database as shims before the store-wide quota left it: version 1, with two sessions' totals, and conv_a's
+    // item as records were before they carried provenance.
+    const older = { sessionId: "conv_a", storageKey: "conv_a_aaaaaaaa_00000001", description: "an older note", dataSize: 300, shape: "" };
     await new Promise<void>((resolve, reject) => {
       const opening = factory.open("llm-cache", 1);
       opening.onupgradeneeded = () => {
         const db = opening.result;
         const items = db.createObjectStore("items", { keyPath: "storageKey" });
         items.createIndex("bySessionTime", ["sessionId", "timestamp", "storageKey"]);
-        db.createObjectStore("data");
+        const data = db.createObjectStore("data");
         const sessions = db.createObjectStore("sessions", { keyPath: "sessionId" });
         sessions.createIndex("byLastAccess", "lastAccessedAt");
         const now = Date.now();
+        items.put({ ...older, timestamp: now });
+        data.put(JSON.stringify("x".repeat(298)), older.storageKey);
         for (const [sessionId, totalSize] of [["conv_a", 300], ["conv_b", 450]] as const) {
           sessions.put({ sessionId, totalSize, itemCount: 1, createdAt: now, lastAccessedAt: now });
         }
@@ -233,6 +237,11 @@ describe("the store-wide quota", () => {
     assert.deepEqual([stats.result.totalSize, stats.result.storeTotalSize, stats.result.storeRemainingBytes], [300, 750, 250]);
     const over = await call(host, write("conv_c", "turn0001", "x".repeat(250)));
     assert.equal(over.error.actual, "750 + 252 = 1002 bytes");
+    const read = await call(host, { id: 2, op: "read", sessionId: "conv_a", storageKey: older.storageKey });
+    assert.deepEqual([read.result.item.provenance, read.result.item.shape], [{ origin: "unknown" }, ""]);
+    const endorsed = await call(host, { id: 3, op: "endorse", sessionId: "conv_a", storageKey: older.storageKey, reason: "read it" });
+    assert.equal(endorsed.result.provenance.endorsed.reason, "read it");
+    assert.equal(endorsed.result.timestamp, read.result.item.timestamp);
     host.close();
   });
 

@@ -346,8 +346,10 @@ it("search and list queries answer as the host does", async (t) => {
       }
       const result = findIn(data, query, 0, 100);
       assert.ok(result !== undefined);
+      // The item was written without provenance, so every match says it is unknown.
+      const provenance = { origin: "unknown" };
       const expected = result.found.map(({ pointer, pointerCut, snippet }) =>
-        pointerCut ? { storageKey: key, pointer, pointerCut, snippet } : { storageKey: key, pointer, snippet },
+        pointerCut ? { storageKey: key, pointer, pointerCut, snippet, provenance } : { storageKey: key, pointer, snippet, provenance },
       );
       assert.deepEqual(reply?.result?.matches, expected, context);
       assert.equal(reply?.result?.nextCursor === null, !result.more, context);
