@@ -7,6 +7,7 @@
 
 import type { CacheBackend } from "./backend.js";
 import { hasIndexedDb, IndexedDbBackend } from "./backends/indexeddb/backend.js";
+import type { Durability } from "./backends/indexeddb/store.js";
 import { NativeCacheClient, type ClientOptions } from "./backends/native.js";
 import { errorText } from "./tool/storage-tool.js";
 import { offloadLargeResults, type OffloadOptions, type ToolHandler } from "./offload.js";
@@ -43,6 +44,13 @@ export interface LlmCacheOptions extends ClientOptions, StorageToolOptions {
    * is refused.
    */
   indexedDb?: () => CacheBackend;
+  /**
+   * How the in-browser backend made by default commits its changes: "relaxed" (the default, the platform's own)
+   * keeps every acknowledged write when the browser is killed and may lose the last seconds to an OS crash or
+   * power loss, as the conversation the browser keeps may; "strict" waits for the disk on every commit and survives
+   * those too, at the cost of an fsync per write. The native host's commits are durable either way.
+   */
+  durability?: Durability;
   /**
    * The origins of what the agent's other tools put in its context without offloadLargeResults (a page
    * reader's text: `["web"]`), which every item the model writes then names as its upstream; `[]` when there is
@@ -107,7 +115,7 @@ export interface LlmCache {
 export function createLlmCache(options: LlmCacheOptions = {}): LlmCache {
   const storage = options.storage ?? chromeLocalStorage();
   const choice = options.backend ?? "auto";
-  const makeInBrowser = options.indexedDb ?? (hasIndexedDb() ? () => new IndexedDbBackend() : undefined);
+  const makeInBrowser = options.indexedDb ?? (hasIndexedDb() ? () => new IndexedDbBackend({ durability: options.durability }) : undefined);
   const inBrowser = choice === "indexeddb" || options.fallback !== false ? makeInBrowser?.() : undefined;
   if (choice === "indexeddb" && !inBrowser) {
     throw new TypeError('createLlmCache: backend "indexeddb" needs IndexedDB in this context, or the indexedDb option, which makes the in-browser backend');

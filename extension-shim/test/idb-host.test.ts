@@ -11,10 +11,12 @@ import "fake-indexeddb/auto";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { IDBFactory } from "fake-indexeddb";
+import { IDBDatabase as FakeIDBDatabase, IDBFactory } from "fake-indexeddb";
 import { InProcessBackend } from "../src/backends/in-process.js";
 import { IdbHost, storeQuotaFrom, type StorageEstimate } from "../src/backends/indexeddb/host.js";
-import { COUNTERS, SESSIONS, STORE_TOTAL } from "../src/backends/indexeddb/store.js";
+import { COUNTERS, SESSIONS, STORE_TOTAL, type Durability } from "../src/backends/indexeddb/store.js";
+import { createLlmCache } from "../src/llm-cache.js";
+import { MemoryStorage } from "./helpers/memory-storage.js";
 import { ItemNotFoundError, QuotaExceededError } from "../src/errors.js";
 import { IDB_HOST_VERSION } from "../src/backends/indexeddb/cmd/hello.js";
 import { ID_ALPHABET } from "../src/backends/indexeddb/json/index.js";
@@ -337,6 +339,67 @@ describe("time", () => {
     now += TOUCH_GRANULARITY_MS;
     await call(host, { id: 4, op: "search", sessionId: "conv_t", query: "a" });
     assert.equal(await lastAccess(), now);
+  });
+});
+
+describe("durability", () => {
+  /** Runs `work`, and returns the durability of every read-write transaction it opened. */
+  async function readWriteDurabilities(work: () => Promise<void>): Promise<string[]> {
+    const seen: string[] = [];
+    const original = FakeIDBDatabase.prototype.transaction;
+    FakeIDBDatabase.prototype.transaction = function (this: IDBDatabase, ...args: Parameters<IDBDatabase["transaction"]>) {
+      const tx = original.apply(this, args);
+      if (tx.mode === "readwrite") seen.push(tx.durability);
+      return tx;
+    } as typeof original;
+    try {
+      await work();
+    } finally {
+      FakeIDBDatabase.prototype.transaction = original;
+    }
+    return seen;
+  }
+
+  /** Every kind of change: a write, an update, an append, a delete, a read's refresh, endSession and the sweep. */
+  async function everyChange(host: IdbHost, clock: { now: number }): Promise<void> {
+    assert.ok((await call(host, write("conv_d", "turn0001", "a"))).ok);
+    assert.ok((await call(host, write("conv_d", "turn0002", "b"))).ok);
+    assert.ok((await call(host, { id: 1, op: "update", sessionId: "conv_d", storageKey: "conv_d_task0001_turn0001", description: "u" })).ok);
+    assert.ok((await call(host, { id: 2, op: "append", sessionId: "conv_d", storageKey: "conv_d_task0001_turn0001", data: "c" })).ok);
+    assert.ok((await call(host, { id: 3, op: "delete", sessionId: "conv_d", storageKey: "conv_d_task0001_turn0002" })).ok);
+    clock.now += TOUCH_GRANULARITY_MS;
+    assert.ok((await call(host, { id: 4, op: "read", sessionId: "conv_d", storageKey: "conv_d_task0001_turn0001" })).ok);
+    assert.ok((await call(host, { id: 5, op: "endSession", sessionId: "conv_d" })).ok);
+    assert.ok((await call(host, write("conv_o", "turn0001", "o"))).ok);
+    clock.now += ORPHAN_AFTER_MS;
+    assert.equal(await host.maintain(), 1);
+  }
+
+  for (const [asked, expected] of [
+    [undefined, "relaxed"],
+    ["relaxed", "relaxed"],
+    ["strict", "strict"],
+  ] as const) {
+    it(`commits every change ${expected} when ${asked === undefined ? "left to its default" : `asked for ${asked}`}`, async () => {
+      const clock = { now: 1_700_000_000_000 };
+      const host = new IdbHost({ indexedDB: new IDBFactory(), now: () => clock.now, storeQuotaBytes: STORE_QUOTA_BYTES, durability: asked });
+      const seen = await readWriteDurabilities(() => everyChange(host, clock));
+      // Seven changes, the read's refresh and the sweep's removal: nine read-write transactions, all alike.
+      assert.equal(seen.length, 9);
+      assert.deepEqual(new Set(seen), new Set([expected]));
+    });
+  }
+
+  it("is createLlmCache's `durability` for the in-browser backend it makes, and nothing else is taken", async () => {
+    for (const durability of ["strict", undefined] as const) {
+      const cache = createLlmCache({ backend: "indexeddb", storage: new MemoryStorage(), durability });
+      const seen = await readWriteDurabilities(async () => {
+        await cache.client.write({ sessionId: "conv_l", data: 1, description: "d" });
+      });
+      cache.client.close();
+      assert.deepEqual(seen, [durability ?? "relaxed"]);
+    }
+    assert.throws(() => new IdbHost({ indexedDB: new IDBFactory(), durability: "default" as Durability }), /durability must be "relaxed" or "strict", not "default"/);
   });
 });
 

@@ -26,12 +26,18 @@ export async function removeOrphans(ctx: Context): Promise<number> {
   );
   let removed = 0;
   for (const sessionId of idle) {
-    const gone = await transact(db, ITEM_STORES, "readwrite", async (tx) => {
-      const record = (await request(tx.objectStore(SESSIONS).get(sessionId))) as SessionRecord | undefined;
-      if (record === undefined || record.lastAccessedAt > cutoff) return false;
-      await removeSession(tx, sessionId);
-      return true;
-    });
+    const gone = await transact(
+      db,
+      ITEM_STORES,
+      "readwrite",
+      async (tx) => {
+        const record = (await request(tx.objectStore(SESSIONS).get(sessionId))) as SessionRecord | undefined;
+        if (record === undefined || record.lastAccessedAt > cutoff) return false;
+        await removeSession(tx, sessionId);
+        return true;
+      },
+      ctx.durability,
+    );
     if (gone) removed++;
   }
   return removed;

@@ -54,7 +54,7 @@
  */
 
 import { MAX_REQUEST_BYTES, OVERSIZED_HEAD_BYTES, STORE_QUOTA_BYTES } from "../../protocol.js";
-import { DATABASE_NAME, ITEM_STORES, openDatabase, Totals, transact } from "./store.js";
+import { DATABASE_NAME, DEFAULT_DURABILITY, ITEM_STORES, openDatabase, Totals, transact, type Durability } from "./store.js";
 import { utf8Length } from "./json/index.js";
 import { OPS, parseSessionOp, type Change, type Context } from "./cmd/mod.js";
 import { helloJson, parseHello } from "./cmd/hello.js";
@@ -101,6 +101,12 @@ export interface IdbHostOptions {
    * `maintain()`, and the host's default where the context has no `navigator.storage` (Node).
    */
   storeQuotaBytes?: number;
+  /**
+   * How every change commits: "relaxed" (the default, the platform's own) survives the browser being killed, and
+   * may lose the last seconds to an OS crash or power loss; "strict" waits for the disk, an fsync per commit, and
+   * survives those too. See store.ts `Durability`.
+   */
+  durability?: Durability;
 }
 
 /** What `navigator.storage.estimate()` resolves with (the Storage Standard's StorageEstimate); both may be missing. */
@@ -197,7 +203,11 @@ export class IdbHost {
     }
     this.#fixedStoreQuota = fixed;
     this.#storeQuota = fixed === undefined ? estimatedStoreQuota() : Promise.resolve(fixed);
-    this.#context = { db: () => this.#db(), now, random, storeQuota: () => this.#storeQuota };
+    const durability = options.durability ?? DEFAULT_DURABILITY;
+    if (durability !== "relaxed" && durability !== "strict") {
+      throw new RangeError(`durability must be "relaxed" or "strict", not ${JSON.stringify(durability)}`);
+    }
+    this.#context = { db: () => this.#db(), now, random, storeQuota: () => this.#storeQuota, durability };
     this.#opened = this.#open();
   }
 
@@ -399,20 +409,26 @@ export class IdbHost {
     const ctx = this.#context;
     const db = await ctx.db();
     const limit = await ctx.storeQuota();
-    return transact(db, ITEM_STORES, "readwrite", async (tx) => {
-      const batch = { tx, limit, totals: new Totals(tx), alone };
-      const done: Outcome[] = [];
-      for (const change of changes) {
-        try {
-          done.push({ result: await change(batch) });
-        } catch (error) {
-          // A refusal changed nothing; anything else (IndexedDB failing) ends the transaction for all of them.
-          if (!(error instanceof HostError)) throw error;
-          done.push({ error });
+    return transact(
+      db,
+      ITEM_STORES,
+      "readwrite",
+      async (tx) => {
+        const batch = { tx, limit, totals: new Totals(tx), alone };
+        const done: Outcome[] = [];
+        for (const change of changes) {
+          try {
+            done.push({ result: await change(batch) });
+          } catch (error) {
+            // A refusal changed nothing; anything else (IndexedDB failing) ends the transaction for all of them.
+            if (!(error instanceof HostError)) throw error;
+            done.push({ error });
+          }
         }
-      }
-      return done;
-    });
+        return done;
+      },
+      ctx.durability,
+    );
   }
 
   /** Parses the op and its fields (every check before the database is touched): what runs it, or the change it makes. */

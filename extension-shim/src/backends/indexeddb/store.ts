@@ -143,21 +143,41 @@ export function openDatabase(factory: IDBFactory, name: string): Promise<IDBData
 }
 
 /**
+ * How a read-write transaction commits (IndexedDB's `durability`). "relaxed", the default, is the platform's own
+ * (Chrome's since 121, Firefox's, Safari's): the transaction is complete once the browser's storage process has the
+ * write, before the OS has flushed it to disk, so a browser that is killed keeps every acknowledged write, while an
+ * OS crash or power loss may lose the last seconds, as it may the conversation the browser keeps beside it. "strict"
+ * waits for the flush, an fsync per commit, so an acknowledged write also survives those.
+ */
+export type Durability = "relaxed" | "strict";
+
+/** The durability the backend commits with unless its owner asks for another. */
+export const DEFAULT_DURABILITY: Durability = "relaxed";
+
+/**
  * Runs `body` in one transaction over `stores` and resolves with its result: a read-write transaction's once it has
- * committed, durably (`durability: "strict"`, so an acknowledged write survives a crash), a read-only one's as soon
- * as `body` has it. If `body`
+ * committed with `durability` (see Durability), a read-only one's as soon as `body` has it. If `body`
  * throws, the transaction is aborted, so a refused request changes nothing, and the error is thrown on.
  *
  * `body` may await only this transaction's requests (`request`, `each`): a transaction whose requests are all
  * done commits as soon as control returns to the event loop.
  */
+export function transact<T>(db: IDBDatabase, stores: string[], mode: "readonly", body: (tx: IDBTransaction) => Promise<T>): Promise<T>;
+export function transact<T>(
+  db: IDBDatabase,
+  stores: string[],
+  mode: "readwrite",
+  body: (tx: IDBTransaction) => Promise<T>,
+  durability: Durability,
+): Promise<T>;
 export async function transact<T>(
   db: IDBDatabase,
   stores: string[],
   mode: IDBTransactionMode,
   body: (tx: IDBTransaction) => Promise<T>,
+  durability?: Durability,
 ): Promise<T> {
-  const tx = mode === "readwrite" ? db.transaction(stores, mode, { durability: "strict" }) : db.transaction(stores, mode);
+  const tx = mode === "readwrite" ? db.transaction(stores, mode, { durability }) : db.transaction(stores, mode);
   const finished = new Promise<void>((resolve, reject) => {
     tx.oncomplete = () => resolve();
     tx.onabort = () => reject(tx.error ?? new DOMException("the transaction was aborted", "AbortError"));

@@ -11,6 +11,6 @@ import type { Context } from "./mod.js";
 /** Removes every item of the session and its record; ending a session that holds nothing is no error. */
 export async function endSession(ctx: Context, sessionId: string): Promise<string> {
   const db = await ctx.db();
-  const removed = await transact(db, ITEM_STORES, "readwrite", (tx) => removeSession(tx, sessionId));
+  const removed = await transact(db, ITEM_STORES, "readwrite", (tx) => removeSession(tx, sessionId), ctx.durability);
   return `{"sessionId":${quote(sessionId)},"deletedItems":${removed.items},"freedBytes":${removed.bytes}}`;
 }

@@ -13,7 +13,7 @@ import {
   SESSION_QUOTA_BYTES,
   TOUCH_GRANULARITY_MS,
 } from "../../../protocol.js";
-import { DATA, ITEMS, newSession, quotaOf, request, SESSIONS, transact, type ItemRecord, type SessionRecord, type SessionTotals, type Totals } from "../store.js";
+import { DATA, ITEMS, newSession, quotaOf, request, SESSIONS, transact, type Durability, type ItemRecord, type SessionRecord, type SessionTotals, type Totals } from "../store.js";
 import {
   checkPointer,
   checkSessionId,
@@ -47,6 +47,8 @@ export interface Context {
    * anything but its own requests commits early.
    */
   storeQuota(): Promise<number>;
+  /** How every read-write transaction commits (store.ts `Durability`). */
+  durability: Durability;
 }
 
 /**
@@ -269,13 +271,19 @@ export function metadataJson(item: ItemRecord): string {
 export async function touch(ctx: Context, db: IDBDatabase, sessionId: string, lastAccessedAt: number | undefined): Promise<void> {
   const now = ctx.now();
   if (lastAccessedAt === undefined || now - lastAccessedAt < TOUCH_GRANULARITY_MS) return;
-  await transact(db, [SESSIONS], "readwrite", async (tx) => {
-    const sessions = tx.objectStore(SESSIONS);
-    const record = (await request(sessions.get(sessionId))) as SessionRecord | undefined;
-    if (record === undefined) return;
-    record.lastAccessedAt = Math.max(record.lastAccessedAt, now);
-    await request(sessions.put(record));
-  });
+  await transact(
+    db,
+    [SESSIONS],
+    "readwrite",
+    async (tx) => {
+      const sessions = tx.objectStore(SESSIONS);
+      const record = (await request(sessions.get(sessionId))) as SessionRecord | undefined;
+      if (record === undefined) return;
+      record.lastAccessedAt = Math.max(record.lastAccessedAt, now);
+      await request(sessions.put(record));
+    },
+    ctx.durability,
+  );
 }
 
 /**
