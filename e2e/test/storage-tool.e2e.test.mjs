@@ -1,7 +1,8 @@
 // The demo extension's StorageTool in real Chromium, checked on what the extension received:
 // - with `llm-cache-host install` run into a fresh profile, an agent's 50 email summaries cached through the real
 //   connectNative (the spec's scenario);
-// - with no host, the same work on the in-browser IndexedDB backend, and the fallback turned off;
+// - with no host, the same work on the in-browser IndexedDB backend, and the fallback turned off; writes it
+//   acknowledged at its default durability (relaxed) are all there after the browser's process is killed;
 // - with the host installed while the extension runs: the old session finishes on IndexedDB, new ones go to the host.
 // Skips, saying why, until extension-shim/demo and the `install` subcommand exist. What it assumes of the shim is
 // listed in ../lib/demo-agent.mjs.
@@ -11,9 +12,11 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { DemoAgent, keysIn } from "../lib/demo-agent.mjs";
+import { launchWithExtension } from "../lib/browser.mjs";
+import { DEMO_GLOBAL, DemoAgent, keysIn } from "../lib/demo-agent.mjs";
 import { demoBrowser } from "../lib/demo-browser.mjs";
-import { EXTENSION_ORIGIN, HOST_BIN, HOST_NAME, demoScenarioSkipReason } from "../lib/env.mjs";
+import { DEMO_EXTENSION_DIR, EXTENSION_ORIGIN, HOST_BIN, HOST_NAME, demoScenarioSkipReason } from "../lib/env.mjs";
+import { withTimeout } from "../lib/timeout.mjs";
 import { hostLogs, installHost } from "../lib/sandbox.mjs";
 
 const SKIP = demoScenarioSkipReason() ?? false;
@@ -261,7 +264,78 @@ describe("the demo extension's StorageTool in Chromium, host not installed", { s
     assert.ok(ended.reason.includes(HOST_NOT_FOUND), ended.reason);
     assert.ok(ended.pending.includes(ended.sessionId), `the session should wait for the host: ${JSON.stringify(ended)}`);
   });
+
+  // Last in this suite: it kills the suite's browser and leaves a new one, on the same profile, for `after`.
+  it("loses no acknowledged write when the browser's process is killed (SIGKILL) at its default durability", async () => {
+    const sessionId = newSessionId();
+    // 20 writes awaited one by one, then 20 sent at once (one shared commit), then one of 1 MB: each item's data is
+    // made from its number, so the next browser can check it without being told.
+    const written = await s.browser.run(
+      async (sessionId) => {
+        const data = (n) => (n === 40 ? `big ${n} `.repeat(131072) : { n, text: `item ${n} of the killed browser` });
+        const cache = globalThis.llmCache.createLlmCache({ backend: "indexeddb" });
+        const write = (n) => cache.client.write({ sessionId, data: data(n), description: `item ${n}` }).then((item) => item.storageKey);
+        const keys = [];
+        for (let n = 0; n < 20; n++) keys.push(await write(n));
+        keys.push(...(await Promise.all(Array.from({ length: 20 }, (_, i) => write(20 + i)))));
+        keys.push(await write(40));
+        return keys;
+      },
+      sessionId,
+      { what: "41 acknowledged writes on the IndexedDB backend" },
+    );
+    assert.equal(written.length, 41);
+    // The browser's own process (not the shell wrapper that started it, nor its children), killed the moment the
+    // last write was acknowledged: nothing gets to close the database or flush it.
+    const pid = browserPid(s.sandbox.profile);
+    const closed = new Promise((resolve) => s.browser.context.once("close", resolve));
+    process.kill(pid, "SIGKILL");
+    await withTimeout(closed, 20_000, "the killed browser's connection closing");
+    s.browser = await launchWithExtension(s.sandbox, DEMO_EXTENSION_DIR, { globalName: DEMO_GLOBAL });
+    const found = await s.browser.run(
+      async ({ sessionId, keys }) => {
+        const data = (n) => (n === 40 ? `big ${n} `.repeat(131072) : { n, text: `item ${n} of the killed browser` });
+        const cache = globalThis.llmCache.createLlmCache({ backend: "indexeddb" });
+        const missing = [];
+        for (const [n, storageKey] of keys.entries()) {
+          try {
+            const item = await cache.client.read({ sessionId, storageKey });
+            if (JSON.stringify(item.data) !== JSON.stringify(data(n))) missing.push(`${n}: other data`);
+          } catch (error) {
+            missing.push(`${n}: ${error.name}`);
+          }
+        }
+        const listed = (await cache.client.list({ sessionId, limit: 100 })).items.length;
+        await cache.client.endSession(sessionId);
+        return { missing, listed };
+      },
+      { sessionId, keys: written },
+      { what: "reading the 41 items in the reopened profile" },
+    );
+    assert.deepEqual(found, { missing: [], listed: 41 });
+  });
 });
+
+/**
+ * The process id of the Chromium running on `profile`: the real binary (the /usr/bin/chromium wrapper runs it as a
+ * child, not with exec) whose command line names the profile and no `--type=` (which its children carry).
+ */
+function browserPid(profile) {
+  const found = [];
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let args;
+    try {
+      args = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (path.basename(args[0]) !== "chromium" || args.some((arg) => arg.startsWith("--type="))) continue;
+    if (args.includes(`--user-data-dir=${profile}`)) found.push(Number(entry));
+  }
+  assert.equal(found.length, 1, `one Chromium process should run on ${profile}: ${found.join(", ")}`);
+  return found[0];
+}
 
 describe("the demo extension in Chromium, host installed while it runs", { skip: SKIP, timeout: 120_000 }, () => {
   const s = demoBrowser("demo-midway", {});
