@@ -52,7 +52,7 @@ results[0].ratios.forEach((_, i) => {
   console.log(`| ${a} / ${b} | ${results.map((result) => result.ratios[i].median.toFixed(2)).join(", ")} |`);
 });
 console.log();
-console.log("| target (IndexedDB backend / its floor) | run 1, 2, 3 | met in |");
+console.log("| target (the median of its pair's per-round ratios) | run 1, 2, 3 | met in |");
 console.log("|---|---|---|");
 results[0].targets.forEach((target, i) => {
   const values = results.map((result) => result.targets[i]);

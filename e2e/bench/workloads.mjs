@@ -22,13 +22,27 @@ export function defineBenchmarks() {
     }
     return parts.join("");
   };
-  // The two caches the rows compare, behind the same API: the demo's own, whose client goes to the installed
-  // host (its endSession also asks the in-browser fallback, which holds nothing here, as any extension's would),
-  // and one that only ever uses the IndexedDB backend, as an extension does where the host isn't installed.
-  const clients = { host: globalThis.llmCache.client, indexeddb: globalThis.llmCache.createLlmCache({ backend: "indexeddb" }).client };
-  const client = (backend = "host") => clients[backend];
+  // The caches the rows compare, behind the same API, each made as an extension makes it:
+  // - host: the demo's own, createLlmCache(), which routes each session and goes to the installed host here;
+  // - indexeddb: one that only ever uses the IndexedDB backend, at its default durability (relaxed);
+  // - hostAlone: createLlmCache({ fallback: false }), the host with no route to keep;
+  // - routedNoHost: createLlmCache() naming a host that isn't installed, so that it routes every session to its
+  //   IndexedDB fallback, as the default cache does in a browser without the host;
+  // - indexeddbStrict: the IndexedDB backend alone, committing with durability "strict".
+  // Made on first use, so that a run of one group makes only the caches it times.
+  const makers = {
+    host: () => globalThis.llmCache.client,
+    indexeddb: () => globalThis.llmCache.createLlmCache({ backend: "indexeddb" }).client,
+    hostAlone: () => globalThis.llmCache.createLlmCache({ fallback: false }).client,
+    routedNoHost: () => globalThis.llmCache.createLlmCache({ hostName: "com.browserx.absent_bench" }).client,
+    indexeddbStrict: () => globalThis.llmCache.createLlmCache({ backend: "indexeddb", durability: "strict" }).client,
+  };
+  const clients = {};
+  const client = (backend = "host") => (clients[backend] ??= makers[backend]());
   globalThis.servingBackend = async (backend) => (await client(backend).status()).backend;
-  globalThis.servingBackends = async () => ({ host: (await clients.host.status()).backend, indexeddb: (await clients.indexeddb.status()).backend });
+  // Which backend serves each of the named caches, for the bench's check before it times them.
+  globalThis.servingEach = async (names) => Object.fromEntries(await Promise.all(names.map(async (name) => [name, (await client(name).status()).backend])));
+  globalThis.servingBackends = async () => ({ host: (await client("host").status()).backend, indexeddb: (await client("indexeddb").status()).backend });
   const request = (port, message) =>
     new Promise((resolve) => {
       const listener = (reply) => {
@@ -64,6 +78,9 @@ export function defineBenchmarks() {
     return text.slice(0, bytes);
   };
   const summary = (n) => `Summary ${n}: ${randomText(780)}`;
+  // How many single calls one run of the single-call rows makes, one after another (a call takes well under a
+  // millisecond, near the clock's resolution in a worker).
+  const SINGLE_CALLS = 10;
   // A full session's items: 10 of 5 MB less 1 KB each, just under the 50 MB quota (52,428,800 bytes).
   const sessionItemBytes = 5 * 1024 * 1024 - 1024;
   // The search rows' query and the text it is found in: random text with the query's words planted near its end,
@@ -281,8 +298,54 @@ export function defineBenchmarks() {
         },
       };
     },
-    async idbWorkflow() {
-      const db = await specDb("bench-flow");
+    // The spec's design, its writes one by one as the spec does them; `durability` is its transactions', the
+    // browser's default (relaxed in Chromium since 121) when left out, as the spec leaves it.
+    // The same workflow as an agent makes it: each write awaited before the next, then the list, the reads and
+    // the end.
+    async cacheWorkflowOneByOne({ backend }) {
+      const summaries = Array.from({ length: 50 }, (_, n) => summary(n));
+      const cache = client(backend);
+      return {
+        async run(run) {
+          const sessionId = `conv_bench-${backend}-step-${run}`;
+          const keys = [];
+          for (let n = 0; n < 50; n++) keys.push((await cache.write({ sessionId, data: summaries[n], description: `Summary of email ${n}/50` })).storageKey);
+          await cache.list({ sessionId, limit: 50 });
+          await cache.readMany({ sessionId, storageKeys: keys.slice(0, 10) });
+          await cache.endSession(sessionId);
+        },
+      };
+    },
+    // Single reads of one summary from a session that holds it: SINGLE_CALLS of them a run, each awaited, so
+    // that a run lasts long enough for the clock's resolution.
+    async cacheReadOne({ backend }) {
+      const sessionId = `conv_bench-${backend}-one-r`;
+      const item = await client(backend).write({ sessionId, data: summary(0), description: "one" });
+      return {
+        async run() {
+          for (let n = 0; n < SINGLE_CALLS; n++) await client(backend).read({ sessionId, storageKey: item.storageKey });
+        },
+        close: () => client(backend).endSession(sessionId),
+      };
+    },
+    // Single writes of one summary to a session that holds one already (so none is its first write): SINGLE_CALLS
+    // a run, each awaited, and deleted untimed after it.
+    async cacheWriteOne({ backend }) {
+      const sessionId = `conv_bench-${backend}-one-w`;
+      const data = summary(1);
+      await client(backend).write({ sessionId, data: summary(0), description: "first" });
+      return {
+        async run() {
+          const keys = [];
+          for (let n = 0; n < SINGLE_CALLS; n++) keys.push((await client(backend).write({ sessionId, data, description: "one" })).storageKey);
+          return keys;
+        },
+        after: (keys) => Promise.all(keys.map((storageKey) => client(backend).delete({ sessionId, storageKey }))),
+        close: () => client(backend).endSession(sessionId),
+      };
+    },
+    async idbWorkflow({ durability } = {}) {
+      const db = await specDb(`bench-flow-${durability ?? "default"}`);
       const summaries = Array.from({ length: 50 }, (_, n) => summary(n));
       return {
         async run(run) {
@@ -290,7 +353,7 @@ export function defineBenchmarks() {
           const keys = [];
           for (let n = 0; n < 50; n++) {
             // Each write as the spec's design does it: the item and the session's totals in one transaction.
-            const tx = db.transaction(["cache_items", "sessions"], "readwrite");
+            const tx = db.transaction(["cache_items", "sessions"], "readwrite", durability ? { durability } : undefined);
             const storageKey = specKey(sessionId, n);
             tx.objectStore("cache_items").put({ storageKey, sessionId, data: summaries[n], description: `Summary of email ${n}/50`, timestamp: Date.now() });
             tx.objectStore("sessions").put({ sessionId, itemCount: n + 1, totalSize: (n + 1) * 800 });
@@ -302,7 +365,7 @@ export function defineBenchmarks() {
           items.map(({ storageKey, description, timestamp }) => ({ storageKey, description, timestamp }));
           const reads = db.transaction("cache_items").objectStore("cache_items");
           await Promise.all(keys.slice(0, 10).map((key) => result(reads.get(key))));
-          const end = db.transaction(["cache_items", "sessions"], "readwrite");
+          const end = db.transaction(["cache_items", "sessions"], "readwrite", durability ? { durability } : undefined);
           const cursor = end.objectStore("cache_items").index("by_session").openKeyCursor(IDBKeyRange.only(sessionId));
           cursor.onsuccess = () => {
             if (!cursor.result) return;
@@ -339,8 +402,8 @@ export function defineBenchmarks() {
       return { run: () => client(backend).endSession(sessionId), after: fill, close: () => client(backend).endSession(sessionId) };
     },
     // The floor of endSession: the same 10 records of 5 MB less 1 KB, filled untimed, and deleted by key range in
-    // one strict read-write transaction.
-    async idbEndSession() {
+    // one read-write transaction at `durability`, the backend's.
+    async idbEndSession({ durability }) {
       const db = await idb("bench-end", (db) => db.createObjectStore("items"));
       const text = randomText(sessionItemBytes);
       const fill = async () => {
@@ -351,7 +414,7 @@ export function defineBenchmarks() {
       await fill();
       return {
         async run() {
-          const tx = db.transaction("items", "readwrite", { durability: "strict" });
+          const tx = db.transaction("items", "readwrite", { durability });
           tx.objectStore("items").delete(IDBKeyRange.bound(0, 9));
           await done(tx);
         },
@@ -408,15 +471,16 @@ export function defineBenchmarks() {
         close: () => client(backend).endSession(sessionId),
       };
     },
-    // The floor of append: one strict read-write transaction gets the string and puts it back with the text added.
-    async idbAppend({ runs }) {
+    // The floor of append: one read-write transaction at `durability`, the backend's, gets the string and puts it
+    // back with the text added.
+    async idbAppend({ runs, durability }) {
       const db = await idb("bench-append", (db) => db.createObjectStore("items"));
       const fill = db.transaction("items", "readwrite");
       fill.objectStore("items").put(randomText(appendBase(runs)), 1);
       await done(fill);
       return {
         async run() {
-          const tx = db.transaction("items", "readwrite", { durability: "strict" });
+          const tx = db.transaction("items", "readwrite", { durability });
           const store = tx.objectStore("items");
           const get = store.get(1);
           get.onsuccess = () => store.put(get.result + appendText, 1);
