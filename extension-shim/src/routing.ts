@@ -76,7 +76,7 @@ import type {
   WriteRequest,
 } from "./protocol.js";
 import { LIST_DEFAULT_LIMIT, NATIVE_HOST_NAME } from "./protocol.js";
-import { withLock } from "./locks.js";
+import { holdLease, leasesWork, withExclusiveLock, withLock, type Lease } from "./locks.js";
 import { IN_BROWSER_CHOSEN, hostProblemText, type CacheStatus, type StatusOptions } from "./status.js";
 import type { KeyValueStore } from "./storage-area.js";
 
@@ -98,6 +98,12 @@ export const PENDING_END_SESSION_PREFIXES: Record<BackendKind, string> = {
   host: "llmCache.pendingEndSession.",
   indexeddb: "llmCache.indexeddb.pendingEndSession.",
 };
+
+/**
+ * How long a context keeps a session's lease (and the route it knows under it) after its last call, so that a
+ * worker with nothing to do holds nothing and can sleep. An agent's calls within a turn come well within it.
+ */
+export const LEASE_IDLE_MS = 20_000;
 
 /** How many route records one pruning run looks at; the next run goes on after the last one. */
 export const ROUTE_PRUNE_PAGE = 100;
@@ -125,6 +131,27 @@ export interface RoutingOptions {
 
 /** What the router knows of the host, from its last handshake. */
 type HostState = { state: "unknown" } | { state: "up"; hello: HelloResult } | { state: "down"; error: unknown; at: number };
+
+/** What a context knows of a session: read once from the store under the session's lease, or per call without one. */
+interface SessionRecords {
+  /** The backend of the session's route (the one backend when there is only one); undefined without a route. */
+  routed: CacheBackend | undefined;
+  /** The backends a cleanup of the session's earlier life is remembered for. */
+  owing: Set<BackendKind>;
+}
+
+/** A context's shared hold on a session's lock, with what it read under it and the calls that use it. */
+interface SessionLease {
+  lease: Lease;
+  /** What the store said once the lease was granted; nobody can change it while the lease is held. */
+  records: Promise<SessionRecords>;
+  /** Calls under way on this lease: it is let go only when none is, so none of them is cut short. */
+  calls: number;
+  /** Set when someone asked to let go (or after the idle time): the next call takes a new lease. */
+  dropped: boolean;
+  /** The idle timer that lets the lease go once nothing has used it for LEASE_IDLE_MS. */
+  idle: ReturnType<typeof setTimeout> | undefined;
+}
 
 /** One backend's part in ending a session. `required`: it holds the session, so its cleanup must happen. */
 export type EndSessionAttempt = { backend: BackendKind; required: boolean } & (
@@ -171,6 +198,16 @@ export class RoutingBackend implements CacheBackend {
   #pruned: Promise<unknown> = Promise.resolve();
   /** Set by close(): a pruning run under way sends nothing more, so it never opens a new connection. */
   #closed = false;
+  /** Whether sessions' leases can be kept here (locks.ts); without, each call reads the records under the lock. */
+  readonly #leasing = leasesWork();
+  /** The leases this context holds, by session. */
+  readonly #leases = new Map<string, SessionLease>();
+  /**
+   * The exclusive section under way per session in this context (a first write, or a remembered cleanup sent):
+   * other changes of the session that need one wait for it and then go on their lease, so a burst of writes to
+   * a new session makes one first write and the rest go together.
+   */
+  readonly #exclusive = new Map<string, Promise<unknown>>();
 
   constructor(options: RoutingOptions) {
     if (!options.host && !options.fallback) throw new TypeError("RoutingBackend needs a host or a fallback backend");
@@ -206,8 +243,7 @@ export class RoutingBackend implements CacheBackend {
   }
 
   async stats(sessionId: string, options?: RequestOptions): Promise<Served<StatsResult>> {
-    const backend = await this.#sessionBackend(sessionId);
-    return { ...(await backend.stats(sessionId, options)), backend: backend.kind };
+    return this.#onRoute(sessionId, async (backend) => ({ ...(await backend.stats(sessionId, options)), backend: backend.kind }));
   }
 
   /**
@@ -272,15 +308,15 @@ export class RoutingBackend implements CacheBackend {
   }
 
   async read(request: ReadRequest, options?: RequestOptions): Promise<CachedItem> {
-    return (await this.#sessionBackend(request.sessionId)).read(request, options);
+    return this.#onRoute(request.sessionId, (backend) => backend.read(request, options));
   }
 
   async readMany(request: ReadManyRequest, options?: RequestOptions): Promise<ReadManyEntry[]> {
-    return (await this.#sessionBackend(request.sessionId)).readMany(request, options);
+    return this.#onRoute(request.sessionId, (backend) => backend.readMany(request, options));
   }
 
   async list(request: ListRequest, options?: RequestOptions): Promise<ListResult> {
-    return (await this.#sessionBackend(request.sessionId)).list(request, options);
+    return this.#onRoute(request.sessionId, (backend) => backend.list(request, options));
   }
 
   async update(request: UpdateRequest, options?: RequestOptions): Promise<CacheMetadata> {
@@ -292,7 +328,7 @@ export class RoutingBackend implements CacheBackend {
   }
 
   async search(request: SearchRequest, options?: RequestOptions): Promise<SearchResult> {
-    return (await this.#sessionBackend(request.sessionId)).search(request, options);
+    return this.#onRoute(request.sessionId, (backend) => backend.search(request, options));
   }
 
   async endorse(request: EndorseRequest, options?: RequestOptions): Promise<CacheMetadata> {
@@ -300,7 +336,7 @@ export class RoutingBackend implements CacheBackend {
   }
 
   async delete(request: KeyRequest, options?: RequestOptions): Promise<DeleteResult> {
-    return (await this.#sessionBackend(request.sessionId)).delete(request, options);
+    return this.#onRoute(request.sessionId, (backend) => backend.delete(request, options));
   }
 
   /**
@@ -332,7 +368,7 @@ export class RoutingBackend implements CacheBackend {
    */
   async endSessionEach(sessionId: string, options?: RequestOptions, settle?: SettleAttempts): Promise<EndSessionAttempt[]> {
     const end = async () => {
-      const holder = await this.#sessionBackend(sessionId);
+      const holder = (await this.#routed(sessionId)) ?? (await this.#newSessionBackend(false));
       const others = this.backends.filter((backend) => backend !== holder && this.#isUp(backend));
       const attempts = await Promise.all([holder, ...others].map((backend) => endOn(backend, sessionId, backend === holder, options)));
       if (this.backends.length > 1) await this.#storage.remove(ROUTE_PREFIX + sessionId);
@@ -340,7 +376,7 @@ export class RoutingBackend implements CacheBackend {
       return attempts;
     };
     // A sessionId that isn't a string can have no route; the backend's own check names the problem.
-    return typeof sessionId === "string" ? withLock(sessionLockName(sessionId), "exclusive", end) : end();
+    return typeof sessionId === "string" ? withExclusiveLock(sessionLockName(sessionId), end) : end();
   }
 
   /**
@@ -381,7 +417,7 @@ export class RoutingBackend implements CacheBackend {
       case "stats":
         return (await this.stats(sessionId, options)) as T;
       default:
-        return (await this.#sessionBackend(sessionId)).request<T>(op, fields, options);
+        return this.#onRoute(sessionId, (backend) => backend.request<T>(op, fields, options));
     }
   }
 
@@ -392,6 +428,7 @@ export class RoutingBackend implements CacheBackend {
 
   close(): void {
     this.#closed = true;
+    for (const [sessionId, held] of this.#leases) this.#drop(sessionId, held);
     for (const backend of this.backends) backend.close();
   }
 
@@ -460,15 +497,21 @@ export class RoutingBackend implements CacheBackend {
     return undefined;
   }
 
-  /** The backend a session's calls go to: its route's, or, before its first item, that of new sessions. */
-  async #sessionBackend(sessionId: string): Promise<CacheBackend> {
-    return (await this.#routed(sessionId)) ?? (await this.#newSessionBackend(false));
+  /**
+   * Sends a call that changes nothing of the route to the backend of the session's route or, before its first
+   * item, to that of new sessions, under the session's lease: the route it goes by can't change until it is done.
+   */
+  async #onRoute<T>(sessionId: string, send: (backend: CacheBackend) => Promise<T>): Promise<T> {
+    // With one backend there is no route to know; a sessionId that isn't a string has none either, and the
+    // backend's own check names the problem.
+    if (this.backends.length === 1) return send(this.backends[0] as CacheBackend);
+    if (typeof sessionId !== "string") return send(await this.#newSessionBackend(false));
+    return this.#underLease(sessionId, async ({ routed }) => send(routed ?? (await this.#newSessionBackend(false))));
   }
 
   /**
-   * The backend of the session's route, if it has one (and there is more than one backend to choose from).
-   * The record is read on every call, never kept: another context may have ended the session, or ended it and
-   * started it again on the other backend, a moment ago.
+   * The backend of the session's route, if it has one (and there is more than one backend to choose from), read
+   * from the store: for whoever holds the session's lock exclusively, or prunes, and so must see it as it is now.
    */
   async #routed(sessionId: string): Promise<CacheBackend | undefined> {
     if (this.backends.length === 1) return this.backends[0];
@@ -478,34 +521,100 @@ export class RoutingBackend implements CacheBackend {
   }
 
   /**
-   * Sends a change to a session's items (a write, update or append) to the backend of the session's route, read
-   * again under the session's shared lock, so that no other context can remove the route between the reading
-   * and the change's answer. Without a route, `first` makes one (a write), or the change goes to the backend of
-   * new sessions (an update or append, which has no item to change there unless an older shim wrote it).
+   * Runs `run` with the session's records, holding the session's lock shared. With leases (locks.ts), the lock
+   * is this context's lease, taken and read once and kept across calls until someone asks for the lock
+   * exclusively or it has been idle for LEASE_IDLE_MS: so an ordinary call reads nothing from the store. What
+   * the lease read can't go stale while it is held, since only an exclusive holder changes a route or records a
+   * cleanup. (A cleanup may be sent and forgotten under a shared hold, session.ts's flush; one still thought owed
+   * only sends the change through an exclusive section that reads the records again.)
+   */
+  async #underLease<T>(sessionId: string, run: (records: SessionRecords) => Promise<T>): Promise<T> {
+    if (!this.#leasing) return withLock(sessionLockName(sessionId), "shared", async () => run(await this.#records(sessionId)));
+    const held = this.#leases.get(sessionId) ?? this.#takeLease(sessionId);
+    held.calls++;
+    clearTimeout(held.idle);
+    try {
+      return await run(await held.records);
+    } finally {
+      held.calls--;
+      this.#settleLease(sessionId, held);
+    }
+  }
+
+  /** Takes the session's lease, and reads its records once it is granted. */
+  #takeLease(sessionId: string): SessionLease {
+    const held: SessionLease = { lease: undefined as unknown as Lease, records: undefined as unknown as Promise<SessionRecords>, calls: 0, dropped: false, idle: undefined };
+    held.lease = holdLease(sessionLockName(sessionId), () => this.#drop(sessionId, held));
+    held.records = held.lease.granted.then(() => this.#records(sessionId));
+    // A store that failed to answer leaves nothing known: the next call takes a new lease and asks again.
+    held.records.catch(() => this.#drop(sessionId, held));
+    this.#leases.set(sessionId, held);
+    return held;
+  }
+
+  /** Forgets what the lease knew, so the next call takes a new one, and lets it go once no call uses it. */
+  #drop(sessionId: string, held: SessionLease): void {
+    held.dropped = true;
+    if (this.#leases.get(sessionId) === held) this.#leases.delete(sessionId);
+    this.#settleLease(sessionId, held);
+  }
+
+  /** After a call: lets a dropped lease go once no call uses it, and starts an idle lease's timer. */
+  #settleLease(sessionId: string, held: SessionLease): void {
+    if (held.calls > 0) return;
+    clearTimeout(held.idle);
+    if (held.dropped) {
+      held.lease.release();
+      return;
+    }
+    held.idle = setTimeout(() => this.#drop(sessionId, held), LEASE_IDLE_MS);
+    // In Node (the tests) a lease nobody uses must not keep the process alive; browsers have no unref.
+    (held.idle as { unref?: () => void }).unref?.();
+  }
+
+  /**
+   * Sends a change to a session's items (a write, update or append) to the backend of the session's route,
+   * under the session's lease, so that no other context can remove the route between the knowing and the
+   * change's answer. Without a route, `first` makes one (a write), or the change goes to the backend of new
+   * sessions (an update or append, which has no item to change there unless an older shim wrote it).
    *
-   * A backend that still owes the session a remembered cleanup (an `endSession` of its earlier life that met a
-   * StorageUnavailableError: a full disk, a transient IndexedDB failure) is sent that cleanup first, holding the
-   * lock exclusively. Its connection may have outlived the failure, so no new connection would send it before
-   * this change; sent any later, it would remove what this change was acknowledged for.
+   * A session without a route, and a backend that still owes the session a remembered cleanup (an `endSession`
+   * of its earlier life that met a StorageUnavailableError: a full disk, a transient IndexedDB failure), take an
+   * exclusive section: the route is made there, or the cleanup sent first. The backend's connection may have
+   * outlived the failure, so no new connection would send it before this change; sent any later, it would
+   * remove what this change was acknowledged for. One exclusive section per session runs at a time in this
+   * context; changes that arrive meanwhile wait for it and then go on a new lease, together, so that a burst of
+   * writes to a new session is one first write and then writes the backend commits as a group.
    */
   async #change<T>(sessionId: string, send: (backend: CacheBackend) => Promise<T>, first?: () => Promise<T>): Promise<T> {
     // A sessionId that isn't a string can have no route or cleanup; the backend's own check names the problem.
     if (typeof sessionId !== "string") return send(await this.#newSessionBackend(false));
-    const lock = sessionLockName(sessionId);
-    const sent = await withLock(lock, "shared", async () => {
-      const { routed, owing } = await this.#records(sessionId);
-      if (!routed && first) return undefined;
-      const backend = routed ?? (await this.#newSessionBackend(false));
-      return owing.has(backend.kind) ? undefined : { result: await send(backend) };
-    });
-    if (sent) return sent.result;
-    return withLock(lock, "exclusive", async () => {
-      const routed = await this.#routed(sessionId);
-      if (!routed && first) return first();
-      const backend = routed ?? (await this.#newSessionBackend(false));
-      await this.#sendRememberedCleanup(backend, sessionId);
-      return send(backend);
-    });
+    // Each turn either answers or waits for an exclusive section another change of this context has finished.
+    for (;;) {
+      const sent = await this.#underLease(sessionId, async ({ routed, owing }) => {
+        if (!routed && first) return undefined;
+        const backend = routed ?? (await this.#newSessionBackend(false));
+        return owing.has(backend.kind) ? undefined : { result: await send(backend) };
+      });
+      if (sent) return sent.result;
+      const under = this.#exclusive.get(sessionId);
+      if (under) {
+        await under.catch(() => undefined);
+        continue;
+      }
+      const section = withExclusiveLock(sessionLockName(sessionId), async () => {
+        const routed = await this.#routed(sessionId);
+        if (!routed && first) return first();
+        const backend = routed ?? (await this.#newSessionBackend(false));
+        await this.#sendRememberedCleanup(backend, sessionId);
+        return send(backend);
+      });
+      const done = section.finally(() => {
+        if (this.#exclusive.get(sessionId) === done) this.#exclusive.delete(sessionId);
+      });
+      this.#exclusive.set(sessionId, done);
+      return done;
+    }
   }
 
   /**
@@ -564,7 +673,7 @@ export class RoutingBackend implements CacheBackend {
    * The backend of the session's route (as #routed) and the kinds of the backends a cleanup of the session is
    * remembered for, in one read of the store, since every change reads both.
    */
-  async #records(sessionId: string): Promise<{ routed: CacheBackend | undefined; owing: Set<BackendKind> }> {
+  async #records(sessionId: string): Promise<SessionRecords> {
     const routeKey = ROUTE_PREFIX + sessionId;
     const cleanupKey = (backend: CacheBackend) => PENDING_END_SESSION_PREFIXES[backend.kind] + sessionId;
     const single = this.backends.length === 1;
@@ -591,7 +700,7 @@ export class RoutingBackend implements CacheBackend {
       if (!backend || held !== false) continue;
       // Checked again under the lock, which is taken only for a route that looks stale: a write that made or
       // used the route meanwhile has finished by then, and keeps it.
-      await withLock(sessionLockName(sessionId), "exclusive", async () => {
+      await withExclusiveLock(sessionLockName(sessionId), async () => {
         if ((await this.#routed(sessionId)) !== backend || (await this.#holds(backend, sessionId)) !== false) return;
         await this.#storage.remove(key);
         result.removed++;
