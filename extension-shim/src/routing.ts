@@ -11,12 +11,20 @@
  *   (`llmCache.route.<sessionId>`), so it survives the service worker's restarts and every context of the
  *   extension sees it.
  * - No write lands in a backend without a route record that says so. Every context (service worker, pages,
- *   offscreen documents) may end a session, so the record is read again on every call, never kept in memory,
- *   and each write reads it while holding the session's lock in shared mode (a Web Lock, held across the
- *   extension's contexts; locks.ts). Whatever changes a route holds the lock exclusively: a session's first
- *   write (so two first writes can't choose differently), `endSession`, and pruning. So a write and the
- *   removal of its route never interleave: the write either finishes before the end (and is ended by it) or
- *   starts after it, as the first write of the session's next life.
+ *   offscreen documents) may end a session, so a context knows a route only while it holds the session's lock
+ *   in shared mode (a Web Lock, held across the extension's contexts; locks.ts). It takes that lock once, as a
+ *   lease, reads the route and the session's remembered cleanups once under it, and keeps both in memory for
+ *   the calls that follow, so an ordinary call reads nothing from chrome.storage.local. Whatever changes a
+ *   route or records a cleanup holds the lock exclusively: a session's first write (so two first writes can't
+ *   choose differently), `endSession`, and pruning. It first asks every lease holder to let go (a
+ *   BroadcastChannel message naming the session); a holder forgets what it knew and lets go once its calls
+ *   under way have finished, and its next call takes a new lease, granted after the exclusive holder is done,
+ *   and reads again. So a write and the removal of its route never interleave: the write either finishes
+ *   before the end (and is ended by it) or starts after it, as the first write of the session's next life.
+ *   A lease unused for LEASE_IDLE_MS is let go, so a worker with nothing to do holds nothing and can sleep.
+ * - Writes sent at once to a new session share one exclusive section per context: one of them makes the route
+ *   with its write, and the others wait for it and then go together on a new lease, so the backends' group
+ *   commits work through the router as they do alone.
  * - A route to a backend that is down gives that backend's StorageUnavailableError, for writes and reads
  *   alike: the session's items are there, so answering from the other backend (an empty `list`) would hide them.
  * - New sessions go to the host when its handshake succeeds. Whether it does is known from the handshakes
@@ -28,13 +36,15 @@
  *   host's next connection).
  * - A cleanup remembered for a backend (that one, or an `endSession` that met a full disk or a transient
  *   IndexedDB failure) is sent to it before any later write, update or append of that session reaches it, under
- *   the session's exclusive lock, so it can never remove the items of a later life. Waiting for the backend's
+ *   the session's exclusive lock, so it can never remove the items of a later life. Whether one is owed is known
+ *   under the lease too: a cleanup is only ever recorded under the exclusive lock, so none appears unseen. Waiting for the backend's
  *   next connection is not enough: the connection that met the failure may stay open.
  * - Route records of sessions their backend no longer holds (ended elsewhere, or removed as orphans after 24
  *   hours idle) are pruned, a page (ROUTE_PRUNE_PAGE) at a time, when the router is made and whenever the host
  *   connects: each is checked again under the session's exclusive lock, and one whose backend is down is kept.
  * - `endSession` goes to the backend that holds the session (which must answer), and to the other one too
- *   where it is up, for items an older shim wrote there without a route.
+ *   where it is up, for items an older shim (or a context with one backend) wrote there without a route. It
+ *   costs that backend no write: both find a session they don't hold in a read-only look and commit nothing.
  * - `hello` and `stats` say which backend answered (`backend`); nothing else differs, so the LLM sees the same
  *   tool, prompt and answers either way.
  * - `sessions` (for extension pages, never the LLM) lists both backends' sessions, the host's first, each marked
