@@ -6,6 +6,13 @@
  * The rules are Web Locks': a shared request is granted while only shared holders hold the name and nobody
  * waits before it; an exclusive one when nobody holds it; requests are granted in the order made. A request
  * `ifAvailable` is granted only if it can be at once, and otherwise runs nothing.
+ *
+ * A lease is a shared hold kept between calls, so that a context can keep what the lock protects in memory
+ * without reading it again per call. Whoever needs the lock exclusively asks every holder to let go
+ * (`askToLetGo`): in this realm at once, and in the extension's other contexts over a BroadcastChannel. A holder
+ * that hears it forgets what it kept and lets go once its calls under way have finished; its next call takes a
+ * new lease, which waits behind the exclusive request (a shared request never overtakes an exclusive one that
+ * waits), and so reads what the exclusive holder left.
  */
 
 export type LockMode = "shared" | "exclusive";
@@ -27,6 +34,90 @@ export async function tryLock<T>(name: string, mode: LockMode, run: () => Promis
   let granted = false;
   localRequest(name, mode, () => (granted = true), true);
   return granted ? runAndRelease(name, run) : NOT_GRANTED;
+}
+
+/** A shared hold on a lock, kept until `release` (or until the context goes, when the browser lets it go). */
+export interface Lease {
+  /** Settles once the lock is held. */
+  readonly granted: Promise<void>;
+  /** Lets go of the lock, or of the request for it while it waits; a second call does nothing. */
+  release(): void;
+}
+
+/** The BroadcastChannel over which the extension's contexts ask each other to let go of a lock. */
+const LET_GO_CHANNEL = "llmCache.locks.letGo";
+
+/** What each lease of this realm does when asked to let go, by lock name. */
+const letGoListeners = new Map<string, Set<() => void>>();
+
+/** The channel to the other contexts: made on first use; undefined where there is no need (no Web Locks) or no way. */
+let letGoChannel: BroadcastChannel | undefined | null = null;
+
+function channel(): BroadcastChannel | undefined {
+  if (letGoChannel !== null) return letGoChannel;
+  // Without Web Locks every lock is this realm's own, and so is every lease: nobody else needs telling.
+  letGoChannel = webLocks() && typeof BroadcastChannel === "function" ? new BroadcastChannel(LET_GO_CHANNEL) : undefined;
+  letGoChannel?.addEventListener("message", (event: MessageEvent) => {
+    const name = (event.data as { letGo?: unknown } | null)?.letGo;
+    if (typeof name === "string") letGoHere(name);
+  });
+  return letGoChannel;
+}
+
+/**
+ * Whether leases can be kept here: every holder can be asked to let go. True with this realm's own locks, and
+ * with Web Locks where there is a BroadcastChannel; a context with Web Locks and no channel holds locks per call.
+ */
+export function leasesWork(): boolean {
+  return !webLocks() || channel() !== undefined;
+}
+
+/**
+ * Takes the lock `name` shared and keeps it until released. `onLetGo` runs (once per request, in any context)
+ * when someone is about to ask for the lock exclusively: the holder should then forget what it kept and release.
+ */
+export function holdLease(name: string, onLetGo: () => void): Lease {
+  let letGo!: () => void;
+  const held = new Promise<void>((resolve) => (letGo = resolve));
+  let listeners = letGoListeners.get(name);
+  if (!listeners) letGoListeners.set(name, (listeners = new Set()));
+  const registered = listeners;
+  registered.add(onLetGo);
+  let released = false;
+  const granted = new Promise<void>((grant) => {
+    void withLock(name, "shared", () => {
+      grant();
+      return held;
+    });
+  });
+  const release = () => {
+    if (released) return;
+    released = true;
+    registered.delete(onLetGo);
+    if (registered.size === 0 && letGoListeners.get(name) === registered) letGoListeners.delete(name);
+    letGo();
+  };
+  return { granted, release };
+}
+
+/**
+ * Asks every lease of `name`, in this context and the others, to let go. Called right after the exclusive
+ * request is made, so that a lease taken by anyone who hears this waits behind that request.
+ */
+export function askToLetGo(name: string): void {
+  letGoHere(name);
+  channel()?.postMessage({ letGo: name });
+}
+
+/** Runs `run` holding `name` exclusively, having asked every lease of it to let go. */
+export function withExclusiveLock<T>(name: string, run: () => Promise<T>): Promise<T> {
+  const done = withLock(name, "exclusive", run);
+  askToLetGo(name);
+  return done;
+}
+
+function letGoHere(name: string): void {
+  for (const listener of [...(letGoListeners.get(name) ?? [])]) listener();
 }
 
 function webLocks(): LockManager | undefined {

@@ -11,12 +11,20 @@
  *   (`llmCache.route.<sessionId>`), so it survives the service worker's restarts and every context of the
  *   extension sees it.
  * - No write lands in a backend without a route record that says so. Every context (service worker, pages,
- *   offscreen documents) may end a session, so the record is read again on every call, never kept in memory,
- *   and each write reads it while holding the session's lock in shared mode (a Web Lock, held across the
- *   extension's contexts; locks.ts). Whatever changes a route holds the lock exclusively: a session's first
- *   write (so two first writes can't choose differently), `endSession`, and pruning. So a write and the
- *   removal of its route never interleave: the write either finishes before the end (and is ended by it) or
- *   starts after it, as the first write of the session's next life.
+ *   offscreen documents) may end a session, so a context knows a route only while it holds the session's lock
+ *   in shared mode (a Web Lock, held across the extension's contexts; locks.ts). It takes that lock once, as a
+ *   lease, reads the route and the session's remembered cleanups once under it, and keeps both in memory for
+ *   the calls that follow, so an ordinary call reads nothing from chrome.storage.local. Whatever changes a
+ *   route or records a cleanup holds the lock exclusively: a session's first write (so two first writes can't
+ *   choose differently), `endSession`, and pruning. It first asks every lease holder to let go (a
+ *   BroadcastChannel message naming the session); a holder forgets what it knew and lets go once its calls
+ *   under way have finished, and its next call takes a new lease, granted after the exclusive holder is done,
+ *   and reads again. So a write and the removal of its route never interleave: the write either finishes
+ *   before the end (and is ended by it) or starts after it, as the first write of the session's next life.
+ *   A lease unused for LEASE_IDLE_MS is let go, so a worker with nothing to do holds nothing and can sleep.
+ * - Writes sent at once to a new session share one exclusive section per context: one of them makes the route
+ *   with its write, and the others wait for it and then go together on a new lease, so the backends' group
+ *   commits work through the router as they do alone.
  * - A route to a backend that is down gives that backend's StorageUnavailableError, for writes and reads
  *   alike: the session's items are there, so answering from the other backend (an empty `list`) would hide them.
  * - New sessions go to the host when its handshake succeeds. Whether it does is known from the handshakes
@@ -28,13 +36,15 @@
  *   host's next connection).
  * - A cleanup remembered for a backend (that one, or an `endSession` that met a full disk or a transient
  *   IndexedDB failure) is sent to it before any later write, update or append of that session reaches it, under
- *   the session's exclusive lock, so it can never remove the items of a later life. Waiting for the backend's
+ *   the session's exclusive lock, so it can never remove the items of a later life. Whether one is owed is known
+ *   under the lease too: a cleanup is only ever recorded under the exclusive lock, so none appears unseen. Waiting for the backend's
  *   next connection is not enough: the connection that met the failure may stay open.
  * - Route records of sessions their backend no longer holds (ended elsewhere, or removed as orphans after 24
  *   hours idle) are pruned, a page (ROUTE_PRUNE_PAGE) at a time, when the router is made and whenever the host
  *   connects: each is checked again under the session's exclusive lock, and one whose backend is down is kept.
  * - `endSession` goes to the backend that holds the session (which must answer), and to the other one too
- *   where it is up, for items an older shim wrote there without a route.
+ *   where it is up, for items an older shim (or a context with one backend) wrote there without a route. It
+ *   costs that backend no write: both find a session they don't hold in a read-only look and commit nothing.
  * - `hello` and `stats` say which backend answered (`backend`); nothing else differs, so the LLM sees the same
  *   tool, prompt and answers either way.
  * - `sessions` (for extension pages, never the LLM) lists both backends' sessions, the host's first, each marked
@@ -76,7 +86,7 @@ import type {
   WriteRequest,
 } from "./protocol.js";
 import { LIST_DEFAULT_LIMIT, NATIVE_HOST_NAME } from "./protocol.js";
-import { withLock } from "./locks.js";
+import { holdLease, leasesWork, withExclusiveLock, withLock, type Lease } from "./locks.js";
 import { IN_BROWSER_CHOSEN, hostProblemText, type CacheStatus, type StatusOptions } from "./status.js";
 import type { KeyValueStore } from "./storage-area.js";
 
@@ -98,6 +108,12 @@ export const PENDING_END_SESSION_PREFIXES: Record<BackendKind, string> = {
   host: "llmCache.pendingEndSession.",
   indexeddb: "llmCache.indexeddb.pendingEndSession.",
 };
+
+/**
+ * How long a context keeps a session's lease (and the route it knows under it) after its last call, so that a
+ * worker with nothing to do holds nothing and can sleep. An agent's calls within a turn come well within it.
+ */
+export const LEASE_IDLE_MS = 20_000;
 
 /** How many route records one pruning run looks at; the next run goes on after the last one. */
 export const ROUTE_PRUNE_PAGE = 100;
@@ -125,6 +141,27 @@ export interface RoutingOptions {
 
 /** What the router knows of the host, from its last handshake. */
 type HostState = { state: "unknown" } | { state: "up"; hello: HelloResult } | { state: "down"; error: unknown; at: number };
+
+/** What a context knows of a session: read once from the store under the session's lease, or per call without one. */
+interface SessionRecords {
+  /** The backend of the session's route (the one backend when there is only one); undefined without a route. */
+  routed: CacheBackend | undefined;
+  /** The backends a cleanup of the session's earlier life is remembered for. */
+  owing: Set<BackendKind>;
+}
+
+/** A context's shared hold on a session's lock, with what it read under it and the calls that use it. */
+interface SessionLease {
+  lease: Lease;
+  /** What the store said once the lease was granted; nobody can change it while the lease is held. */
+  records: Promise<SessionRecords>;
+  /** Calls under way on this lease: it is let go only when none is, so none of them is cut short. */
+  calls: number;
+  /** Set when someone asked to let go (or after the idle time): the next call takes a new lease. */
+  dropped: boolean;
+  /** The idle timer that lets the lease go once nothing has used it for LEASE_IDLE_MS. */
+  idle: ReturnType<typeof setTimeout> | undefined;
+}
 
 /** One backend's part in ending a session. `required`: it holds the session, so its cleanup must happen. */
 export type EndSessionAttempt = { backend: BackendKind; required: boolean } & (
@@ -171,6 +208,16 @@ export class RoutingBackend implements CacheBackend {
   #pruned: Promise<unknown> = Promise.resolve();
   /** Set by close(): a pruning run under way sends nothing more, so it never opens a new connection. */
   #closed = false;
+  /** Whether sessions' leases can be kept here (locks.ts); without, each call reads the records under the lock. */
+  readonly #leasing = leasesWork();
+  /** The leases this context holds, by session. */
+  readonly #leases = new Map<string, SessionLease>();
+  /**
+   * The exclusive section under way per session in this context (a first write, or a remembered cleanup sent):
+   * other changes of the session that need one wait for it and then go on their lease, so a burst of writes to
+   * a new session makes one first write and the rest go together.
+   */
+  readonly #exclusive = new Map<string, Promise<unknown>>();
 
   constructor(options: RoutingOptions) {
     if (!options.host && !options.fallback) throw new TypeError("RoutingBackend needs a host or a fallback backend");
@@ -206,8 +253,7 @@ export class RoutingBackend implements CacheBackend {
   }
 
   async stats(sessionId: string, options?: RequestOptions): Promise<Served<StatsResult>> {
-    const backend = await this.#sessionBackend(sessionId);
-    return { ...(await backend.stats(sessionId, options)), backend: backend.kind };
+    return this.#onRoute(sessionId, async (backend) => ({ ...(await backend.stats(sessionId, options)), backend: backend.kind }));
   }
 
   /**
@@ -272,15 +318,15 @@ export class RoutingBackend implements CacheBackend {
   }
 
   async read(request: ReadRequest, options?: RequestOptions): Promise<CachedItem> {
-    return (await this.#sessionBackend(request.sessionId)).read(request, options);
+    return this.#onRoute(request.sessionId, (backend) => backend.read(request, options));
   }
 
   async readMany(request: ReadManyRequest, options?: RequestOptions): Promise<ReadManyEntry[]> {
-    return (await this.#sessionBackend(request.sessionId)).readMany(request, options);
+    return this.#onRoute(request.sessionId, (backend) => backend.readMany(request, options));
   }
 
   async list(request: ListRequest, options?: RequestOptions): Promise<ListResult> {
-    return (await this.#sessionBackend(request.sessionId)).list(request, options);
+    return this.#onRoute(request.sessionId, (backend) => backend.list(request, options));
   }
 
   async update(request: UpdateRequest, options?: RequestOptions): Promise<CacheMetadata> {
@@ -292,7 +338,7 @@ export class RoutingBackend implements CacheBackend {
   }
 
   async search(request: SearchRequest, options?: RequestOptions): Promise<SearchResult> {
-    return (await this.#sessionBackend(request.sessionId)).search(request, options);
+    return this.#onRoute(request.sessionId, (backend) => backend.search(request, options));
   }
 
   async endorse(request: EndorseRequest, options?: RequestOptions): Promise<CacheMetadata> {
@@ -300,7 +346,7 @@ export class RoutingBackend implements CacheBackend {
   }
 
   async delete(request: KeyRequest, options?: RequestOptions): Promise<DeleteResult> {
-    return (await this.#sessionBackend(request.sessionId)).delete(request, options);
+    return this.#onRoute(request.sessionId, (backend) => backend.delete(request, options));
   }
 
   /**
@@ -332,7 +378,7 @@ export class RoutingBackend implements CacheBackend {
    */
   async endSessionEach(sessionId: string, options?: RequestOptions, settle?: SettleAttempts): Promise<EndSessionAttempt[]> {
     const end = async () => {
-      const holder = await this.#sessionBackend(sessionId);
+      const holder = (await this.#routed(sessionId)) ?? (await this.#newSessionBackend(false));
       const others = this.backends.filter((backend) => backend !== holder && this.#isUp(backend));
       const attempts = await Promise.all([holder, ...others].map((backend) => endOn(backend, sessionId, backend === holder, options)));
       if (this.backends.length > 1) await this.#storage.remove(ROUTE_PREFIX + sessionId);
@@ -340,7 +386,7 @@ export class RoutingBackend implements CacheBackend {
       return attempts;
     };
     // A sessionId that isn't a string can have no route; the backend's own check names the problem.
-    return typeof sessionId === "string" ? withLock(sessionLockName(sessionId), "exclusive", end) : end();
+    return typeof sessionId === "string" ? withExclusiveLock(sessionLockName(sessionId), end) : end();
   }
 
   /**
@@ -381,7 +427,7 @@ export class RoutingBackend implements CacheBackend {
       case "stats":
         return (await this.stats(sessionId, options)) as T;
       default:
-        return (await this.#sessionBackend(sessionId)).request<T>(op, fields, options);
+        return this.#onRoute(sessionId, (backend) => backend.request<T>(op, fields, options));
     }
   }
 
@@ -392,6 +438,7 @@ export class RoutingBackend implements CacheBackend {
 
   close(): void {
     this.#closed = true;
+    for (const [sessionId, held] of this.#leases) this.#drop(sessionId, held);
     for (const backend of this.backends) backend.close();
   }
 
@@ -460,15 +507,21 @@ export class RoutingBackend implements CacheBackend {
     return undefined;
   }
 
-  /** The backend a session's calls go to: its route's, or, before its first item, that of new sessions. */
-  async #sessionBackend(sessionId: string): Promise<CacheBackend> {
-    return (await this.#routed(sessionId)) ?? (await this.#newSessionBackend(false));
+  /**
+   * Sends a call that changes nothing of the route to the backend of the session's route or, before its first
+   * item, to that of new sessions, under the session's lease: the route it goes by can't change until it is done.
+   */
+  async #onRoute<T>(sessionId: string, send: (backend: CacheBackend) => Promise<T>): Promise<T> {
+    // With one backend there is no route to know; a sessionId that isn't a string has none either, and the
+    // backend's own check names the problem.
+    if (this.backends.length === 1) return send(this.backends[0] as CacheBackend);
+    if (typeof sessionId !== "string") return send(await this.#newSessionBackend(false));
+    return this.#underLease(sessionId, async ({ routed }) => send(routed ?? (await this.#newSessionBackend(false))));
   }
 
   /**
-   * The backend of the session's route, if it has one (and there is more than one backend to choose from).
-   * The record is read on every call, never kept: another context may have ended the session, or ended it and
-   * started it again on the other backend, a moment ago.
+   * The backend of the session's route, if it has one (and there is more than one backend to choose from), read
+   * from the store: for whoever holds the session's lock exclusively, or prunes, and so must see it as it is now.
    */
   async #routed(sessionId: string): Promise<CacheBackend | undefined> {
     if (this.backends.length === 1) return this.backends[0];
@@ -478,34 +531,100 @@ export class RoutingBackend implements CacheBackend {
   }
 
   /**
-   * Sends a change to a session's items (a write, update or append) to the backend of the session's route, read
-   * again under the session's shared lock, so that no other context can remove the route between the reading
-   * and the change's answer. Without a route, `first` makes one (a write), or the change goes to the backend of
-   * new sessions (an update or append, which has no item to change there unless an older shim wrote it).
+   * Runs `run` with the session's records, holding the session's lock shared. With leases (locks.ts), the lock
+   * is this context's lease, taken and read once and kept across calls until someone asks for the lock
+   * exclusively or it has been idle for LEASE_IDLE_MS: so an ordinary call reads nothing from the store. What
+   * the lease read can't go stale while it is held, since only an exclusive holder changes a route or records a
+   * cleanup. (A cleanup may be sent and forgotten under a shared hold, session.ts's flush; one still thought owed
+   * only sends the change through an exclusive section that reads the records again.)
+   */
+  async #underLease<T>(sessionId: string, run: (records: SessionRecords) => Promise<T>): Promise<T> {
+    if (!this.#leasing) return withLock(sessionLockName(sessionId), "shared", async () => run(await this.#records(sessionId)));
+    const held = this.#leases.get(sessionId) ?? this.#takeLease(sessionId);
+    held.calls++;
+    clearTimeout(held.idle);
+    try {
+      return await run(await held.records);
+    } finally {
+      held.calls--;
+      this.#settleLease(sessionId, held);
+    }
+  }
+
+  /** Takes the session's lease, and reads its records once it is granted. */
+  #takeLease(sessionId: string): SessionLease {
+    const held: SessionLease = { lease: undefined as unknown as Lease, records: undefined as unknown as Promise<SessionRecords>, calls: 0, dropped: false, idle: undefined };
+    held.lease = holdLease(sessionLockName(sessionId), () => this.#drop(sessionId, held));
+    held.records = held.lease.granted.then(() => this.#records(sessionId));
+    // A store that failed to answer leaves nothing known: the next call takes a new lease and asks again.
+    held.records.catch(() => this.#drop(sessionId, held));
+    this.#leases.set(sessionId, held);
+    return held;
+  }
+
+  /** Forgets what the lease knew, so the next call takes a new one, and lets it go once no call uses it. */
+  #drop(sessionId: string, held: SessionLease): void {
+    held.dropped = true;
+    if (this.#leases.get(sessionId) === held) this.#leases.delete(sessionId);
+    this.#settleLease(sessionId, held);
+  }
+
+  /** After a call: lets a dropped lease go once no call uses it, and starts an idle lease's timer. */
+  #settleLease(sessionId: string, held: SessionLease): void {
+    if (held.calls > 0) return;
+    clearTimeout(held.idle);
+    if (held.dropped) {
+      held.lease.release();
+      return;
+    }
+    held.idle = setTimeout(() => this.#drop(sessionId, held), LEASE_IDLE_MS);
+    // In Node (the tests) a lease nobody uses must not keep the process alive; browsers have no unref.
+    (held.idle as { unref?: () => void }).unref?.();
+  }
+
+  /**
+   * Sends a change to a session's items (a write, update or append) to the backend of the session's route,
+   * under the session's lease, so that no other context can remove the route between the knowing and the
+   * change's answer. Without a route, `first` makes one (a write), or the change goes to the backend of new
+   * sessions (an update or append, which has no item to change there unless an older shim wrote it).
    *
-   * A backend that still owes the session a remembered cleanup (an `endSession` of its earlier life that met a
-   * StorageUnavailableError: a full disk, a transient IndexedDB failure) is sent that cleanup first, holding the
-   * lock exclusively. Its connection may have outlived the failure, so no new connection would send it before
-   * this change; sent any later, it would remove what this change was acknowledged for.
+   * A session without a route, and a backend that still owes the session a remembered cleanup (an `endSession`
+   * of its earlier life that met a StorageUnavailableError: a full disk, a transient IndexedDB failure), take an
+   * exclusive section: the route is made there, or the cleanup sent first. The backend's connection may have
+   * outlived the failure, so no new connection would send it before this change; sent any later, it would
+   * remove what this change was acknowledged for. One exclusive section per session runs at a time in this
+   * context; changes that arrive meanwhile wait for it and then go on a new lease, together, so that a burst of
+   * writes to a new session is one first write and then writes the backend commits as a group.
    */
   async #change<T>(sessionId: string, send: (backend: CacheBackend) => Promise<T>, first?: () => Promise<T>): Promise<T> {
     // A sessionId that isn't a string can have no route or cleanup; the backend's own check names the problem.
     if (typeof sessionId !== "string") return send(await this.#newSessionBackend(false));
-    const lock = sessionLockName(sessionId);
-    const sent = await withLock(lock, "shared", async () => {
-      const { routed, owing } = await this.#records(sessionId);
-      if (!routed && first) return undefined;
-      const backend = routed ?? (await this.#newSessionBackend(false));
-      return owing.has(backend.kind) ? undefined : { result: await send(backend) };
-    });
-    if (sent) return sent.result;
-    return withLock(lock, "exclusive", async () => {
-      const routed = await this.#routed(sessionId);
-      if (!routed && first) return first();
-      const backend = routed ?? (await this.#newSessionBackend(false));
-      await this.#sendRememberedCleanup(backend, sessionId);
-      return send(backend);
-    });
+    // Each turn either answers or waits for an exclusive section another change of this context has finished.
+    for (;;) {
+      const sent = await this.#underLease(sessionId, async ({ routed, owing }) => {
+        if (!routed && first) return undefined;
+        const backend = routed ?? (await this.#newSessionBackend(false));
+        return owing.has(backend.kind) ? undefined : { result: await send(backend) };
+      });
+      if (sent) return sent.result;
+      const under = this.#exclusive.get(sessionId);
+      if (under) {
+        await under.catch(() => undefined);
+        continue;
+      }
+      const section = withExclusiveLock(sessionLockName(sessionId), async () => {
+        const routed = await this.#routed(sessionId);
+        if (!routed && first) return first();
+        const backend = routed ?? (await this.#newSessionBackend(false));
+        await this.#sendRememberedCleanup(backend, sessionId);
+        return send(backend);
+      });
+      const done = section.finally(() => {
+        if (this.#exclusive.get(sessionId) === done) this.#exclusive.delete(sessionId);
+      });
+      this.#exclusive.set(sessionId, done);
+      return done;
+    }
   }
 
   /**
@@ -564,7 +683,7 @@ export class RoutingBackend implements CacheBackend {
    * The backend of the session's route (as #routed) and the kinds of the backends a cleanup of the session is
    * remembered for, in one read of the store, since every change reads both.
    */
-  async #records(sessionId: string): Promise<{ routed: CacheBackend | undefined; owing: Set<BackendKind> }> {
+  async #records(sessionId: string): Promise<SessionRecords> {
     const routeKey = ROUTE_PREFIX + sessionId;
     const cleanupKey = (backend: CacheBackend) => PENDING_END_SESSION_PREFIXES[backend.kind] + sessionId;
     const single = this.backends.length === 1;
@@ -591,7 +710,7 @@ export class RoutingBackend implements CacheBackend {
       if (!backend || held !== false) continue;
       // Checked again under the lock, which is taken only for a route that looks stale: a write that made or
       // used the route meanwhile has finished by then, and keeps it.
-      await withLock(sessionLockName(sessionId), "exclusive", async () => {
+      await withExclusiveLock(sessionLockName(sessionId), async () => {
         if ((await this.#routed(sessionId)) !== backend || (await this.#holds(backend, sessionId)) !== false) return;
         await this.#storage.remove(key);
         result.removed++;

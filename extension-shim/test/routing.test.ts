@@ -9,13 +9,14 @@
  */
 
 import assert from "node:assert/strict";
-import { IDBFactory } from "fake-indexeddb";
+import { IDBDatabase, IDBFactory } from "fake-indexeddb";
 import { describe, it } from "node:test";
 import { InProcessBackend } from "../src/backends/in-process.js";
 import { DEMO_EXTENSION_ID } from "../src/demo-extension.js";
 import { InvalidRequestError, StorageUnavailableError } from "../src/errors.js";
 import { createLlmCache, type LlmCache } from "../src/llm-cache.js";
 import { HOST_RECHECK_MS, ROUTE_PREFIX } from "../src/routing.js";
+import type { KeyValueStore } from "../src/storage-area.js";
 import { PENDING_END_SESSION_PREFIXES } from "../src/session.js";
 import { IN_BROWSER_CHOSEN } from "../src/status.js";
 import { hostConnector } from "./helpers/chrome-port.js";
@@ -444,5 +445,105 @@ describe("listing sessions (for extension pages)", () => {
     assert.equal(fromOld.unlisted[0]?.backend, "host");
     assert.match(String(fromOld.unlisted[0]?.error), /llm-cache-host 0\.0\.0-test has no op `sessions`/);
     assert.deepEqual(asked, []);
+  });
+});
+
+/** `storage`, counting its reads, and each read of one key alone (as only an exclusive section reads a route). */
+function countingStorage(storage: KeyValueStore) {
+  const counted = {
+    reads: 0,
+    singleKeyReads: new Map<string, number>(),
+    get: (keys?: string | string[] | null) => {
+      counted.reads++;
+      if (typeof keys === "string") counted.singleKeyReads.set(keys, (counted.singleKeyReads.get(keys) ?? 0) + 1);
+      return storage.get(keys);
+    },
+    set: (items: Record<string, unknown>) => storage.set(items),
+    remove: (keys: string | string[]) => storage.remove(keys),
+  };
+  return counted;
+}
+
+describe("routing at the backends' speed", () => {
+  it("an ordinary call reads nothing from chrome.storage.local: the route is known under the session's lease", async (t) => {
+    const w = world(t, { installed: false });
+    const counted = countingStorage(w.storage);
+    const cache = w.worker({ storage: counted });
+    const sessionId = session();
+    const first = await cache.client.write({ sessionId, data: { n: 0 }, description: "makes the route" });
+    await cache.client.pruneRoutes();
+    await cache.client.write({ sessionId, data: { n: 1 }, description: "takes the lease" });
+    counted.reads = 0;
+    for (let n = 2; n < 7; n++) await cache.client.write({ sessionId, data: { n }, description: `note ${n}` });
+    await cache.client.read({ sessionId, storageKey: first.storageKey });
+    await cache.client.update({ sessionId, storageKey: first.storageKey, description: "changed" });
+    await cache.client.list({ sessionId });
+    await cache.client.search({ sessionId, query: "note" });
+    assert.equal((await cache.client.stats(sessionId)).itemCount, 7);
+    assert.equal(counted.reads, 0, "no call read the store");
+  });
+
+  it("a burst of writes to a new session makes one exclusive section, and the backend sees the rest at once", async (t) => {
+    const w = world(t, { installed: false });
+    const counted = countingStorage(w.storage);
+    const cache = w.worker({ storage: counted });
+    await cache.client.pruneRoutes();
+    const server = w.servers.at(-1) as RecordingIdbServer;
+    let [writing, most] = [0, 0];
+    const handle = server.handleText.bind(server);
+    server.handleText = async (text: string) => {
+      const isWrite = (JSON.parse(text) as { op?: unknown }).op === "write";
+      if (isWrite) most = Math.max(most, ++writing);
+      try {
+        return await handle(text);
+      } finally {
+        if (isWrite) writing--;
+      }
+    };
+    const sessionId = session();
+    const N = 8;
+    await Promise.all(Array.from({ length: N }, (_, n) => cache.client.write({ sessionId, data: { n }, description: `note ${n}` })));
+    assert.equal(counted.singleKeyReads.get(ROUTE_PREFIX + sessionId), 1, "one exclusive section read the route");
+    assert.equal(most, N - 1, "after the first write, the others reached the backend together");
+    assert.equal((await cache.client.list({ sessionId })).items.length, N);
+  });
+
+  it("endSession tells the in-browser backend, which never held the session, without a write transaction", async (t) => {
+    const w = world(t, { installed: true });
+    const cache = w.worker();
+    const sessionId = session();
+    await cacheNote(cache, sessionId, "on the host");
+    const transaction = IDBDatabase.prototype.transaction;
+    let writes = 0;
+    IDBDatabase.prototype.transaction = function (this: IDBDatabase, ...args: Parameters<typeof transaction>) {
+      if (args[1] === "readwrite") writes++;
+      return transaction.apply(this, args);
+    };
+    t.after(() => {
+      IDBDatabase.prototype.transaction = transaction;
+    });
+    const ops = () => w.servers.flatMap((server) => server.ops).filter((op) => op === "endSession").length;
+    const told = ops();
+    assert.equal((await cache.endSession(sessionId)).status, "ended");
+    IDBDatabase.prototype.transaction = transaction;
+    assert.equal(ops(), told + 1, "the in-browser backend was told, for items an older shim may have left");
+    assert.equal(writes, 0, "and found nothing to remove without writing");
+    assert.deepEqual(await w.where(sessionId), { host: [], fallback: [] });
+  });
+
+  it("a context forgets the route it knows when another context ends the session, and the next write makes a new one", async (t) => {
+    const w = world(t, { installed: false });
+    const [a, b] = [w.worker(), w.worker()];
+    const sessionId = session();
+    await cacheNote(a, sessionId, "item 1");
+    await cacheNote(a, sessionId, "item 2"); // a now holds the session's lease, knowing its route
+    assert.equal((await b.endSession(sessionId)).status, "ended");
+    assert.equal(w.storage.items.has(ROUTE_PREFIX + sessionId), false);
+    w.install();
+    w.clock.now += HOST_RECHECK_MS;
+    await cacheNote(a, sessionId, "next life");
+    assert.deepEqual(await w.where(sessionId), { host: ["next life"], fallback: [] });
+    assert.equal(w.storage.items.get(ROUTE_PREFIX + sessionId), '"host"');
+    assert.deepEqual(await listed(b, sessionId), ["next life"]);
   });
 });
