@@ -61,6 +61,8 @@ function channel(): BroadcastChannel | undefined {
     const name = (event.data as { letGo?: unknown } | null)?.letGo;
     if (typeof name === "string") letGoHere(name);
   });
+  // A Node that has Web Locks keeps its process alive while a channel is open; browsers have no unref.
+  (letGoChannel as { unref?: () => void } | undefined)?.unref?.();
   return letGoChannel;
 }
 

@@ -36,9 +36,9 @@
  *   host's next connection).
  * - A cleanup remembered for a backend (that one, or an `endSession` that met a full disk or a transient
  *   IndexedDB failure) is sent to it before any later write, update or append of that session reaches it, under
- *   the session's exclusive lock, so it can never remove the items of a later life. Whether one is owed is known
- *   under the lease too: a cleanup is only ever recorded under the exclusive lock, so none appears unseen. Waiting for the backend's
- *   next connection is not enough: the connection that met the failure may stay open.
+ *   the session's exclusive lock, so it can never remove the items of a later life. Waiting for the backend's
+ *   next connection is not enough: the connection that met the failure may stay open. Whether one is owed is
+ *   known under the lease too: a cleanup is only ever recorded under the exclusive lock, so none appears unseen.
  * - Route records of sessions their backend no longer holds (ended elsewhere, or removed as orphans after 24
  *   hours idle) are pruned, a page (ROUTE_PRUNE_PAGE) at a time, when the router is made and whenever the host
  *   connects: each is checked again under the session's exclusive lock, and one whose backend is down is kept.

@@ -5,7 +5,10 @@
  * no host and to the host once it answers; a session never moves; nothing is lost or listed twice; the host is
  * asked again only on reconnect or once per HOST_RECHECK_MS; endSession and remembered cleanups reach each
  * backend that needs them; `status()` says why the host isn't used in words a person can act on; `sessions` lists
- * both backends' sessions, the host's first, paging across the boundary, and passes over a host it can't ask.
+ * both backends' sessions, the host's first, paging across the boundary, and passes over a host it can't ask;
+ * and routing at the backends' speed: no read of chrome.storage.local per ordinary call, a burst of writes to a
+ * new session as one first write and the rest at once, an endSession that costs the backend without the session
+ * no write, and a route forgotten when another context ends the session.
  */
 
 import assert from "node:assert/strict";
