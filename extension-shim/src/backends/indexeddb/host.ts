@@ -11,7 +11,7 @@
  * | file               | the host's twin          | what it holds                                                     |
  * | ------------------ | ------------------------ | ----------------------------------------------------------------- |
  * | host.ts            | src/host.rs              | the request's way through: size, parse, id, op, reply; one at a   |
- * |                    |                          | time, in order, but changes queued together share one durable     |
+ * |                    |                          | time, in order, but changes queued together share one             |
  * |                    |                          | commit (`#drain`); and which op runs (cmd/mod.rs's `Command`)     |
  * | message.ts         | src/message.rs           | the request's fields as the host reads them; the reply's text     |
  * | error.ts           | src/error.rs             | HostError, the one error that becomes an error reply              |
@@ -311,10 +311,10 @@ export class IdbHost {
   /**
    * Runs the jobs in order until none is left. A change (write, update, append, delete) shares its transaction with
    * the changes queued right behind it, up to MAX_BATCH_CHANGES of them and MAX_BATCH_UNITS of request text: one
-   * durable commit for all, where each would otherwise wait for its own (what a strict commit costs is most of a
-   * small write's time). Each runs as it would alone, in order, seeing the ones before it; a refused one changes
-   * nothing (see `Change`), so the others go on; and every reply waits for the commit. If the commit fails, nothing
-   * was acknowledged, and each change runs again alone (`#commit`).
+   * commit for all, where each would otherwise wait for its own (a commit, and at strict durability its fsync, is
+   * most of a small write's time). Each runs as it would alone, in order, seeing the ones before it; a refused one
+   * changes nothing (see `Change`), so the others go on; and every reply waits for the commit. If the commit fails,
+   * nothing was acknowledged, and each change runs again alone (`#commit`).
    */
   async #drain(): Promise<void> {
     if (this.#draining) return;
