@@ -354,3 +354,31 @@ fn call_sends_and_prints_data_of_any_depth() {
     let item = member(member(lines[1], "result").unwrap(), "item").unwrap();
     assert!(member(item, "data") == Some(data.as_str()), "{}", shorten(lines[1]));
 }
+
+/// A request's provenance is read in one pass whatever it holds: a value nested a million deep where
+/// an origin, a source, a URL, a list of origins or of keys belongs is refused with
+/// InvalidRequestError naming that member (and not echoing the value), and the host answers on.
+#[test]
+fn provenance_nested_a_million_deep_is_refused_by_name() {
+    let mut host = Host::start();
+    let cases = [
+        ("provenance.origin", format!("{{\"origin\":{}}}", arrays(DEPTH, "\"web\""))),
+        ("provenance.source", format!("{{\"origin\":\"web\",\"source\":{}}}", arrays(DEPTH, "1"))),
+        (
+            "provenance.source.url",
+            format!("{{\"origin\":\"web\",\"source\":{{\"url\":{}}}}}", objects(DEPTH, "url", "\"x\"")),
+        ),
+        ("provenance.upstream", format!("{{\"origin\":\"web\",\"upstream\":{}}}", arrays(DEPTH, "\"web\""))),
+        ("provenance.derivedFrom", format!("{{\"origin\":\"web\",\"derivedFrom\":{}}}", arrays(DEPTH, "\"k\""))),
+    ];
+    for (field, provenance) in cases {
+        let write = json!({"id": "p", "op": "write", "sessionId": "conv_prov", "description": "d", "data": 1});
+        let reply = host.call(write, &format!("\"provenance\":{provenance}"));
+        assert_eq!(member(&reply, "ok"), Some("false"), "{field}: {}", shorten(&reply));
+        assert!(reply.contains("\"code\":\"InvalidRequestError\""), "{field}: {}", shorten(&reply));
+        assert!(reply.contains(field), "the error names {field}: {}", shorten(&reply));
+        assert!(reply.len() < 2_000, "{field}: the error doesn't echo the value: {} bytes", reply.len());
+    }
+    host.ok(json!({"id": "s", "op": "stats", "sessionId": "conv_prov"}), "");
+    host.close_and_verify();
+}
