@@ -183,13 +183,14 @@ impl Provenance {
         let mut derived_from = last_places(keys);
         let excess = derived_from.len().saturating_sub(MAX_DERIVED_FROM);
         derived_from.drain(..excess);
-        let added_trusted = added.origin.is_trusted() && added.upstream.iter().all(|origin| origin.is_trusted());
         Provenance {
             origin: before.origin,
             source: before.source.clone(),
             upstream: in_order(upstream),
             derived_from,
-            endorsed: if added_trusted { before.endorsed.clone() } else { None },
+            // A change's provenance never carries an endorsement (`parse` refuses one), so this is
+            // whether its text is trusted by itself.
+            endorsed: if added.is_trusted() { before.endorsed.clone() } else { None },
         }
     }
 }

@@ -797,6 +797,12 @@ impl Dbs {
         meta.map(Some)
     }
 
+    /// The item's metadata, as [`Dbs::meta`] reads it; `ItemNotFoundError` when there is none: for
+    /// the ops that act on one named item.
+    pub fn existing_meta(&self, txn: &ReadTxn<'_>, origin: &str, storage_key: &str) -> Result<ItemMeta, StoreError> {
+        self.meta(txn, origin, storage_key)?.ok_or_else(|| CacheError::item_not_found(storage_key).into())
+    }
+
     /// An item's metadata as stored, whether or not a begun cleanup covers it; `None` when there is
     /// none or it can't be decoded.
     pub fn stored_meta(

@@ -56,8 +56,7 @@ impl Append {
     pub fn run(&self, txn: &mut RwTxn<'_>, dbs: &Dbs, ctx: &Context) -> Result<CacheMetadata, StoreError> {
         let now = ctx.now();
         let origin = ctx.origin.as_str();
-        let previous =
-            dbs.meta(txn, origin, &self.storage_key)?.ok_or_else(|| CacheError::item_not_found(&self.storage_key))?;
+        let previous = dbs.existing_meta(txn, origin, &self.storage_key)?;
         let text = self.spliced(dbs.data(txn, origin, &self.storage_key)?)?;
         let size = text.len() as u64;
         if size > MAX_ITEM_BYTES {

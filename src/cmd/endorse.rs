@@ -50,8 +50,7 @@ impl Endorse {
     pub fn run(&self, txn: &mut RwTxn<'_>, dbs: &Dbs, ctx: &Context) -> Result<CacheMetadata, StoreError> {
         let now = ctx.now();
         let origin = ctx.origin.as_str();
-        let previous =
-            dbs.meta(txn, origin, &self.storage_key)?.ok_or_else(|| CacheError::item_not_found(&self.storage_key))?;
+        let previous = dbs.existing_meta(txn, origin, &self.storage_key)?;
         let mut meta = previous.clone();
         let mut provenance = meta.provenance.take().unwrap_or_else(Provenance::unknown);
         provenance.endorsed = Some(Endorsement { at: now, reason: self.reason.clone() });

@@ -302,8 +302,7 @@ impl Read {
         origin: &str,
         mut budget: Option<&mut Budget>,
     ) -> Result<ReadResult, StoreError> {
-        let meta =
-            dbs.meta(txn, origin, &self.storage_key)?.ok_or_else(|| CacheError::item_not_found(&self.storage_key))?;
+        let meta = dbs.existing_meta(txn, origin, &self.storage_key)?;
         let text = dbs.data(txn, origin, &self.storage_key)?;
         let corrupted = |e: serde_json::Error| CacheError::corrupted(&self.storage_key, e);
         let value = match &self.pointer {
