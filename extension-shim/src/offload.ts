@@ -17,7 +17,7 @@
 
 import type { CacheBackend } from "./backend.js";
 import { CacheError, DataTooLargeError, QuotaExceededError } from "./errors.js";
-import { assembleReply, fence, fenceJsonText, freeText, fromLabel, isTrusted, provenanceOf, untrustedOrigins, type ReplyPart } from "./provenance.js";
+import { assembleReply, fence, fenceJsonText, freeText, fromLabel, isSourceTool, isTrusted, provenanceOf, untrustedOrigins, type ReplyPart } from "./provenance.js";
 import {
   isHighSurrogate,
   isLowSurrogate,
@@ -167,7 +167,7 @@ export function preview(text: string, chars: number): string {
  */
 function fallbackProvenance(option: unknown, toolName: string): ProvenanceInput {
   if (option !== undefined) return { origin: "unknown" };
-  return /^[A-Za-z0-9_.:/-]{1,64}$/.test(toolName) ? { origin: "tool", source: { tool: toolName } } : { origin: "tool" };
+  return isSourceTool(toolName) ? { origin: "tool", source: { tool: toolName } } : { origin: "tool" };
 }
 
 /**

@@ -12,7 +12,7 @@
  * ignorable characters removed, case folded), contains it. Content can't close a fence it can't name.
  */
 
-import { TRUSTED_ORIGINS, type CacheMetadata, type Origin, type Provenance } from "./protocol.js";
+import { MAX_SOURCE_TOOL_CHARS, TRUSTED_ORIGINS, type CacheMetadata, type Origin, type Provenance } from "./protocol.js";
 
 /** What an item without provenance (a store or host from before provenance) reads as: untrusted. */
 export const UNKNOWN_PROVENANCE: Provenance = { origin: "unknown" };
@@ -85,10 +85,18 @@ export function fromLabel(provenance: Provenance): string {
     if (host !== undefined) label += ` ${host}`;
   } else if (provenance.origin === "tool") {
     const tool = provenance.source?.tool;
-    if (tool !== undefined && /^[A-Za-z0-9_.:/-]{1,64}$/.test(tool)) label += ` ${tool}`;
+    if (tool !== undefined && isSourceTool(tool)) label += ` ${tool}`;
   }
   const upstream = (provenance.upstream ?? []).filter((origin) => !trustedOrigin(origin));
   return upstream.length === 0 ? label : `${label}, from ${upstream.map((origin) => ORIGIN_LABELS[origin]).join(", ")}`;
+}
+
+/**
+ * Whether `name` may stand as a tool's name in `source.tool`, and so in the `from` column: 1 to
+ * MAX_SOURCE_TOOL_CHARS of [A-Za-z0-9_.:/-], as the stores check it (PROTOCOL.md section 5.13).
+ */
+export function isSourceTool(name: string): boolean {
+  return name.length >= 1 && name.length <= MAX_SOURCE_TOOL_CHARS && /^[A-Za-z0-9_.:/-]+$/.test(name);
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 
 import type { Provenance } from "../protocol.js";
-import { isTrusted } from "../provenance.js";
+import { isTrusted, urlHost } from "../provenance.js";
 
 /** What the viewer says of an item's trust: endorsed by the extension, trusted by its origins, or not. */
 export type TrustWord = "endorsed" | "trusted" | "untrusted";
@@ -21,19 +21,12 @@ export function trustWord(provenance: Provenance): TrustWord {
 
 /** "web · example.com", "tool · fetch_page", "agent, made from web and email": one line, for a table cell. */
 export function originText(provenance: Provenance): string {
-  const where = provenance.source?.url !== undefined ? urlHost(provenance.source.url) : provenance.source?.tool;
+  // The host as the tool's `from` column shows it (punycode); a URL it can't show a host of, as written.
+  const url = provenance.source?.url;
+  const where = url !== undefined ? (urlHost(url) ?? url) : provenance.source?.tool;
   const origin = where ? `${provenance.origin} · ${where}` : provenance.origin;
   const upstream = (provenance.upstream ?? []).filter((other) => other !== provenance.origin);
   return upstream.length === 0 ? origin : `${origin}, made from ${wordList(upstream)}`;
-}
-
-/** The URL's host as the browser parses it (punycode for an international name), or the text itself when it isn't a URL. */
-export function urlHost(url: string): string {
-  try {
-    return new URL(url).host || url;
-  } catch {
-    return url;
-  }
 }
 
 /** Whether an item passes the viewer's filters: its origin, and its trust ("trusted" includes endorsed). */

@@ -13,7 +13,6 @@ import {
   MAX_SOURCE_TOOL_CHARS,
   MAX_SOURCE_URL_CHARS,
   ORIGINS,
-  TRUSTED_ORIGINS,
   type Origin,
   type Provenance,
   type ProvenanceInput,
@@ -21,6 +20,7 @@ import {
 import { decodeString, elements, isRuleError, members, parseStorageKey } from "./json/index.js";
 import { HostError, jsonTypeName, quote } from "./error.js";
 import { rustDebug } from "./message.js";
+import { isTrusted } from "../../provenance.js";
 
 /** What `origin` (and each `upstream` entry) must be. */
 const ORIGIN_EXPECTED = `one of ${ORIGINS.join(", ")}`;
@@ -209,12 +209,6 @@ function derivedFromOf(value: string, sessionId: string): string[] {
 /** The keys with each one's earlier places dropped, so each stands where it came last. */
 function lastPlaces(keys: readonly string[]): string[] {
   return keys.filter((key, at) => keys.indexOf(key, at + 1) < 0);
-}
-
-/** Whether provenance says the text is trusted by itself: endorsed, or every origin in it trusted. */
-export function isTrusted(provenance: Provenance): boolean {
-  if (provenance.endorsed !== undefined) return true;
-  return TRUSTED_ORIGINS.includes(provenance.origin) && (provenance.upstream ?? []).every((origin) => TRUSTED_ORIGINS.includes(origin));
 }
 
 /**
