@@ -214,10 +214,10 @@ export class RoutingBackend implements CacheBackend {
   readonly #leases = new Map<string, SessionLease>();
   /**
    * The exclusive section under way per session in this context (a first write, or a remembered cleanup sent):
-   * other changes of the session that need one wait for it and then go on their lease, so a burst of writes to
-   * a new session makes one first write and the rest go together.
+   * other changes of the session that need one join it, so a burst of writes to a new session makes one first
+   * write and the rest go together under the same hold.
    */
-  readonly #exclusive = new Map<string, Promise<unknown>>();
+  readonly #exclusive = new Map<string, Section>();
 
   constructor(options: RoutingOptions) {
     if (!options.host && !options.fallback) throw new TypeError("RoutingBackend needs a host or a fallback backend");
@@ -314,7 +314,11 @@ export class RoutingBackend implements CacheBackend {
   async write(request: WriteRequest, options?: RequestOptions): Promise<CacheMetadata> {
     const sessionId = request.sessionId;
     if (typeof sessionId !== "string") return (await this.#newSessionBackend(false)).write(request, options);
-    return this.#change(sessionId, (backend) => backend.write(request, options), () => this.#firstWrite(request, options));
+    return this.#change(
+      sessionId,
+      (backend) => backend.write(request, options),
+      (owing) => this.#firstWrite(request, owing, options),
+    );
   }
 
   async read(request: ReadRequest, options?: RequestOptions): Promise<CachedItem> {
@@ -380,8 +384,11 @@ export class RoutingBackend implements CacheBackend {
     const end = async () => {
       const holder = (await this.#routed(sessionId)) ?? (await this.#newSessionBackend(false));
       const others = this.backends.filter((backend) => backend !== holder && this.#isUp(backend));
-      const attempts = await Promise.all([holder, ...others].map((backend) => endOn(backend, sessionId, backend === holder, options)));
-      if (this.backends.length > 1) await this.#storage.remove(ROUTE_PREFIX + sessionId);
+      // The route goes as the backends end the session: nobody reads it before the lock is let go.
+      const [attempts] = await Promise.all([
+        Promise.all([holder, ...others].map((backend) => endOn(backend, sessionId, backend === holder, options))),
+        this.backends.length > 1 ? this.#storage.remove(ROUTE_PREFIX + sessionId) : undefined,
+      ]);
       await settle?.(attempts);
       return attempts;
     };
@@ -593,13 +600,18 @@ export class RoutingBackend implements CacheBackend {
    * exclusive section: the route is made there, or the cleanup sent first. The backend's connection may have
    * outlived the failure, so no new connection would send it before this change; sent any later, it would
    * remove what this change was acknowledged for. One exclusive section per session runs at a time in this
-   * context; changes that arrive meanwhile wait for it and then go on a new lease, together, so that a burst of
-   * writes to a new session is one first write and then writes the backend commits as a group.
+   * context; changes that need one meanwhile join it, and are sent together once it has left a route, still
+   * under its hold, so that a burst of writes to a new session is one first write and then writes the backend
+   * commits as a group. If it left none (its first write was refused), they try again as they came.
    */
-  async #change<T>(sessionId: string, send: (backend: CacheBackend) => Promise<T>, first?: () => Promise<T>): Promise<T> {
+  async #change<T>(
+    sessionId: string,
+    send: (backend: CacheBackend) => Promise<T>,
+    first?: (owing: Set<BackendKind>) => Promise<{ backend: CacheBackend; result: T }>,
+  ): Promise<T> {
     // A sessionId that isn't a string can have no route or cleanup; the backend's own check names the problem.
     if (typeof sessionId !== "string") return send(await this.#newSessionBackend(false));
-    // Each turn either answers or waits for an exclusive section another change of this context has finished.
+    // Each turn answers, or finds the section it joined left no route to go by.
     for (;;) {
       const sent = await this.#underLease(sessionId, async ({ routed, owing }) => {
         if (!routed && first) return undefined;
@@ -608,75 +620,108 @@ export class RoutingBackend implements CacheBackend {
       });
       if (sent) return sent.result;
       const under = this.#exclusive.get(sessionId);
-      if (under) {
-        await under.catch(() => undefined);
-        continue;
-      }
-      const section = withExclusiveLock(sessionLockName(sessionId), async () => {
-        const routed = await this.#routed(sessionId);
-        if (!routed && first) return first();
-        const backend = routed ?? (await this.#newSessionBackend(false));
-        await this.#sendRememberedCleanup(backend, sessionId);
-        return send(backend);
-      });
-      const done = section.finally(() => {
-        if (this.#exclusive.get(sessionId) === done) this.#exclusive.delete(sessionId);
-      });
-      this.#exclusive.set(sessionId, done);
-      return done;
+      const joined = under ? await join(under, send) : await this.#exclusiveSection(sessionId, send, first);
+      if (joined) return joined.result;
     }
   }
 
   /**
+   * Runs a change holding the session's lock exclusively (see #change): reads the session's records afresh, makes
+   * the route with `first` or sends the owed cleanup, sends the change, and then the changes that joined meanwhile,
+   * before it lets go. Rejects with what its own change met; the joined changes then try again if no route was made.
+   */
+  #exclusiveSection<T>(
+    sessionId: string,
+    send: (backend: CacheBackend) => Promise<T>,
+    first?: (owing: Set<BackendKind>) => Promise<{ backend: CacheBackend; result: T }>,
+  ): Promise<{ result: T }> {
+    const section: Section = { waiting: [] };
+    this.#exclusive.set(sessionId, section);
+    return withExclusiveLock(sessionLockName(sessionId), async () => {
+      // The backend the session is routed to once this change is done; the joined changes go there.
+      let routedTo: CacheBackend | undefined;
+      try {
+        const { routed, owing } = await this.#records(sessionId);
+        if (!routed && first) {
+          const made = await first(owing);
+          routedTo = made.backend;
+          return { result: made.result };
+        }
+        const backend = routed ?? (await this.#newSessionBackend(false));
+        await this.#sendRememberedCleanup(backend, sessionId, owing);
+        routedTo = routed;
+        return { result: await send(backend) };
+      } finally {
+        // Every change that joined is sent (or told to try again) before the lock is let go; any that join
+        // while those are under way go too. The section is forgotten only when none waits.
+        for (let waiting = section.waiting.splice(0); waiting.length > 0; waiting = section.waiting.splice(0)) {
+          await Promise.all(waiting.map((go) => go(routedTo)));
+        }
+        if (this.#exclusive.get(sessionId) === section) this.#exclusive.delete(sessionId);
+      }
+    });
+  }
+
+  /**
    * A session's first write, run holding the session's lock exclusively (#change): the route is chosen, the item
-   * written, and the route kept.
+   * written, and the route kept as it is sent (no other context reads it before the lock is let go; a write that
+   * is refused takes it away again). Returns the item and the backend the session is now routed to.
    *
    * A write to the host that fails with StorageUnavailableError may still have been committed there (the
    * host crashed, or the port closed, after the commit and before the reply). So the route says host if the
    * host is back at once; if it is still down, the write goes to the in-browser backend, and an `endSession`
    * is remembered for the host (session.ts sends it first on the host's next connection), so the host keeps
    * no copy that nobody lists. Before a new session's first write goes to a backend, a cleanup remembered there
-   * for an earlier session of that id is sent, so that it can never run later and remove the new items.
+   * for an earlier session of that id (`owing`, as the section read it) is sent, so that it can never run later
+   * and remove the new items.
    */
-  async #firstWrite(request: WriteRequest, options?: RequestOptions): Promise<CacheMetadata> {
+  async #firstWrite(request: WriteRequest, owing: Set<BackendKind>, options?: RequestOptions): Promise<{ backend: CacheBackend; result: CacheMetadata }> {
     const sessionId = request.sessionId;
-    let backend = await this.#newSessionBackend(true);
-    let item: CacheMetadata;
-    try {
-      await this.#sendRememberedCleanup(backend, sessionId);
-      item = await backend.write(request, options);
-    } catch (error) {
-      if (!(backend === this.#host && this.#fallback && error instanceof StorageUnavailableError)) throw error;
+    const routeKey = ROUTE_PREFIX + sessionId;
+    const backend = await this.#newSessionBackend(true);
+    const writeOn = async (backend: CacheBackend) => {
+      await this.#sendRememberedCleanup(backend, sessionId, owing);
+      return backend.write(request, options);
+    };
+    const [written, routed] = await Promise.allSettled([writeOn(backend), this.#storage.set({ [routeKey]: backend.kind })]);
+    if (routed.status === "rejected") throw routed.reason;
+    if (written.status === "fulfilled") return { backend, result: written.value };
+    const error: unknown = written.reason;
+    if (backend === this.#host && this.#fallback && error instanceof StorageUnavailableError) {
       await this.#checkHost();
-      if (this.#hostState.state === "up") {
-        await this.#storage.set({ [ROUTE_PREFIX + sessionId]: backend.kind });
-        throw error;
-      }
+      // The host is back: the write may be there, and the route says so.
+      if (this.#hostState.state === "up") throw error;
       // The host went away since it last answered: this session has nothing anywhere else, so it can start
       // on the in-browser backend, and whatever the host may hold of it goes when the host is back.
+      const fallback = this.#fallback;
       await this.#storage.set({ [PENDING_END_SESSION_PREFIXES.host + sessionId]: Date.now() });
-      backend = this.#fallback;
-      await this.#sendRememberedCleanup(backend, sessionId);
-      item = await backend.write(request, options);
+      const [onFallback] = await Promise.allSettled([writeOn(fallback)]);
+      if (onFallback.status === "fulfilled") {
+        await this.#storage.set({ [routeKey]: fallback.kind });
+        return { backend: fallback, result: onFallback.value };
+      }
+      await this.#storage.remove(routeKey);
+      throw onFallback.reason;
     }
-    await this.#storage.set({ [ROUTE_PREFIX + sessionId]: backend.kind });
-    return item;
+    // Refused: nothing was written, so the session keeps no route.
+    await this.#storage.remove(routeKey);
+    throw error;
   }
 
   /**
-   * Sends the backend an `endSession` remembered for it of this session id, if one is, and forgets it once done.
-   * Only a StorageUnavailableError keeps it remembered (and rejects): any other refusal would be the same next
-   * time, as session.ts's sending on connect decides too.
+   * Sends the backend an `endSession` remembered for it of this session id, if `owing` (read under the session's
+   * exclusive lock) says one is, and forgets it once done. Only a StorageUnavailableError keeps it remembered (and
+   * rejects): any other refusal would be the same next time, as session.ts's sending on connect decides too.
    */
-  async #sendRememberedCleanup(backend: CacheBackend, sessionId: string): Promise<void> {
-    const key = PENDING_END_SESSION_PREFIXES[backend.kind] + sessionId;
-    if ((await this.#storage.get(key))[key] === undefined) return;
+  async #sendRememberedCleanup(backend: CacheBackend, sessionId: string, owing: Set<BackendKind>): Promise<void> {
+    if (!owing.has(backend.kind)) return;
     try {
       await backend.endSession(sessionId);
     } catch (error) {
       if (error instanceof StorageUnavailableError) throw error;
     }
-    await this.#storage.remove(key);
+    await this.#storage.remove(PENDING_END_SESSION_PREFIXES[backend.kind] + sessionId);
+    owing.delete(backend.kind);
   }
 
   /**
@@ -822,4 +867,24 @@ async function endOn(backend: CacheBackend, sessionId: string, required: boolean
 /** The backends `client` stands for: a RoutingBackend's, or the client itself. */
 export function backendsOf(client: CacheBackend): CacheBackend[] {
   return client instanceof RoutingBackend ? client.backends : [client];
+}
+
+/** An exclusive section under way in a context (RoutingBackend.#change), with the changes that joined it. */
+interface Section {
+  /** Each joined change: sent to the backend the section left routed, or, given undefined, told to try again. */
+  waiting: Array<(routed: CacheBackend | undefined) => Promise<void>>;
+}
+
+/** Joins a section: the change's result once sent on its backend, or undefined when it must try again. */
+function join<T>(section: Section, send: (backend: CacheBackend) => Promise<T>): Promise<{ result: T } | undefined> {
+  return new Promise((resolve, reject) => {
+    section.waiting.push(async (routed) => {
+      if (routed === undefined) return resolve(undefined);
+      try {
+        resolve({ result: await send(routed) });
+      } catch (error) {
+        reject(error);
+      }
+    });
+  });
 }

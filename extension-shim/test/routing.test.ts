@@ -455,10 +455,13 @@ describe("listing sessions (for extension pages)", () => {
 function countingStorage(storage: KeyValueStore) {
   const counted = {
     reads: 0,
-    singleKeyReads: new Map<string, number>(),
+    /** How many reads asked for each key, alone or among others. */
+    keyReads: new Map<string, number>(),
     get: (keys?: string | string[] | null) => {
       counted.reads++;
-      if (typeof keys === "string") counted.singleKeyReads.set(keys, (counted.singleKeyReads.get(keys) ?? 0) + 1);
+      for (const key of typeof keys === "string" ? [keys] : Array.isArray(keys) ? keys : []) {
+        counted.keyReads.set(key, (counted.keyReads.get(key) ?? 0) + 1);
+      }
       return storage.get(keys);
     },
     set: (items: Record<string, unknown>) => storage.set(items),
@@ -506,9 +509,32 @@ describe("routing at the backends' speed", () => {
     const sessionId = session();
     const N = 8;
     await Promise.all(Array.from({ length: N }, (_, n) => cache.client.write({ sessionId, data: { n }, description: `note ${n}` })));
-    assert.equal(counted.singleKeyReads.get(ROUTE_PREFIX + sessionId), 1, "one exclusive section read the route");
+    assert.equal(counted.keyReads.get(ROUTE_PREFIX + sessionId), 2, "the route was read twice: by the lease, and by one exclusive section");
     assert.equal(most, N - 1, "after the first write, the others reached the backend together");
     assert.equal((await cache.client.list({ sessionId })).items.length, N);
+  });
+
+  it("a burst whose first write is refused leaves no route for it, and the rest make the route and land", async (t) => {
+    const w = world(t, { installed: false });
+    const cache = w.worker();
+    const sessionId = session();
+    const calls = [
+      cache.client.write({ sessionId, data: { n: 0 }, description: "   " }),
+      ...Array.from({ length: 5 }, (_, n) => cache.client.write({ sessionId, data: { n: n + 1 }, description: `note ${n + 1}` })),
+    ];
+    const [refused, ...written] = await Promise.allSettled(calls);
+    assert.equal(refused?.status, "rejected", "a description of spaces is refused by the backend");
+    assert.ok(written.every((outcome) => outcome.status === "fulfilled"), "the writes that joined its section went on and landed");
+    assert.equal((await cache.client.list({ sessionId })).items.length, 5);
+    assert.equal((await w.storage.get(ROUTE_PREFIX + sessionId))[ROUTE_PREFIX + sessionId], "indexeddb", "the route says where they are");
+  });
+
+  it("a refused first write leaves no route", async (t) => {
+    const w = world(t, { installed: false });
+    const cache = w.worker();
+    const sessionId = session();
+    await assert.rejects(cache.client.write({ sessionId, data: { n: 0 }, description: "   " }));
+    assert.deepEqual(await w.storage.get(ROUTE_PREFIX + sessionId), {}, "nothing was written, so nothing is routed");
   });
 
   it("endSession tells the in-browser backend, which never held the session, without a write transaction", async (t) => {
