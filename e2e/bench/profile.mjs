@@ -10,7 +10,8 @@
 // them), "(idle)" (the worker waiting: on IndexedDB's commit, on the browser), "(garbage collector)" and
 // "(program)" (the engine's own work outside JavaScript), and the top functions by self time.
 // PROFILE_ONLY=<words> profiles only the ops whose names contain one of the comma-separated words;
-// PROFILE_INTERVAL_US sets the sampling interval (default 100 µs). It measures and asserts nothing.
+// PROFILE_INTERVAL_US sets the sampling interval (default 100 µs); PROFILE_TOP how many functions each op lists (default
+// 12). It measures and asserts nothing.
 import fs from "node:fs";
 import { launchOverPipe } from "../lib/cdp-pipe.mjs";
 import { DEMO_GLOBAL, checkDemoExtension } from "../lib/demo-agent.mjs";
@@ -21,7 +22,7 @@ import { defineBenchmarks } from "./workloads.mjs";
 const RUNS = Number(process.env.PROFILE_RUNS || 10);
 const INTERVAL_US = Number(process.env.PROFILE_INTERVAL_US || 100);
 const ONLY = (process.env.PROFILE_ONLY || "").split(",").filter(Boolean);
-const TOP_FUNCTIONS = 12;
+const TOP_FUNCTIONS = Number(process.env.PROFILE_TOP || 12);
 // The bench's workloads are evaluated under this name, so that their frames are told apart from the engine's
 // built-ins (which have no URL) and from the shim's modules.
 const WORKLOADS_URL = "bench-workloads.js";
@@ -37,6 +38,7 @@ const OPS = [
   ["read 5 MB", "cacheRead", { bytes: bytes5, backend }],
   ["pointer read of one field of a 5 MB item", "cacheField", { backend }],
   ["50-summary workflow", "cacheWorkflow", { backend }],
+  ["50-summary workflow, each call awaited", "cacheWorkflowOneByOne", { backend }],
   ["list a page of 100 of 1,000 items of 20 KB", "cacheList", { backend }],
   ["search a 50 MB session", "cacheSearch", { backend }],
   ["append to a 5 MB item", "cacheAppend", { runs: RUNS, backend }],

@@ -418,7 +418,24 @@ describe("the host's other promises", () => {
     const second = await call(host, { id: 2, op: "write", sessionId: "conv_g", data: 2, description: "d" });
     assert.equal(second.error.code, "StorageUnavailableError");
     assert.match(second.error.message, /no free storage key could be generated/);
-    assert.equal(draws, 2 + 16 * 2);
+    // The first write's two ids; the second's, added on the guess that they are free (IndexedDB refuses the add);
+    // then, careful, 16 draws of two that all find the key taken.
+    assert.equal(draws, 2 + 2 + 16 * 2);
+  });
+
+  it("a generated key found taken is drawn again, and the write lands under a free one", async () => {
+    let draws = 0;
+    const host = new IdbHost({
+      indexedDB: new IDBFactory(),
+      // Zeros for the first write's ids and the second's guess, and again for its first careful draw; then ones.
+      random: (bytes) => void bytes.fill(draws++ < 6 ? 0 : 1),
+    });
+    const first = await call(host, { id: 1, op: "write", sessionId: "conv_g", data: 1, description: "d" });
+    const second = await call(host, { id: 2, op: "write", sessionId: "conv_g", data: 2, description: "d" });
+    assert.equal(first.result.storageKey, "conv_g_aaaaaaaa_aaaaaaaa");
+    assert.equal(second.result.storageKey, "conv_g_bbbbbbbb_bbbbbbbb");
+    const listed = await call(host, { id: 3, op: "list", sessionId: "conv_g" });
+    assert.equal(listed.result.items.length, 2, "neither write replaced the other");
   });
 
   it("answers request objects as their JSON text, and opens its database again after close()", async () => {

@@ -354,8 +354,9 @@ export class IdbHost {
   /** A request read and checked as the host's request loop does, before anything runs: its reply, or what runs it. */
   #prepare(job: RequestJob): Prepared {
     const text = job.text;
-    const bytes = utf8Length(text);
     const refused = (id: string | undefined, error: HostError) => ({ answer: { id, outcome: { error } } });
+    // A UTF-16 unit is at most 3 bytes of UTF-8, so only a text over a third of the limit needs counting.
+    const bytes = text.length > MAX_REQUEST_BYTES / 3 ? utf8Length(text) : 0;
     if (bytes > MAX_REQUEST_BYTES) return refused(idInHead(head(text)), oversized(bytes));
     let fields: Fields;
     try {
@@ -376,24 +377,21 @@ export class IdbHost {
   /**
    * Runs the changes of `batch` in one transaction and, once it has committed, answers every request of it in order
    * (see `#drain`). If that transaction fails (IndexedDB refusing a write, or a generated key found taken), nothing
-   * of it stays, and each change runs again alone, as the host runs them: only a change that fails alone fails.
+   * of it stays, and each change runs again alone and careful (see Batch.careful), as the host runs them: only a
+   * change that fails so fails.
    */
   async #commit(batch: Batched[]): Promise<void> {
     const changes = batch.flatMap(({ prepared }) => ("change" in prepared ? [prepared.change] : []));
     let outcomes: Outcome[];
     try {
-      outcomes = await this.#inTransaction(changes, changes.length === 1);
-    } catch (error) {
-      if (changes.length === 1) {
-        outcomes = [{ error: asHostError(error) }];
-      } else {
-        outcomes = [];
-        for (const change of changes) {
-          try {
-            outcomes.push(...(await this.#inTransaction([change], true)));
-          } catch (alone) {
-            outcomes.push({ error: asHostError(alone) });
-          }
+      outcomes = await this.#inTransaction(changes, false);
+    } catch {
+      outcomes = [];
+      for (const change of changes) {
+        try {
+          outcomes.push(...(await this.#inTransaction([change], true)));
+        } catch (alone) {
+          outcomes.push({ error: asHostError(alone) });
         }
       }
     }
@@ -405,7 +403,7 @@ export class IdbHost {
   }
 
   /** Runs `changes` in order in one transaction; their outcomes once it has committed. Throws if it fails. */
-  async #inTransaction(changes: Change[], alone: boolean): Promise<Outcome[]> {
+  async #inTransaction(changes: Change[], careful: boolean): Promise<Outcome[]> {
     const ctx = this.#context;
     const db = await ctx.db();
     const limit = await ctx.storeQuota();
@@ -414,7 +412,7 @@ export class IdbHost {
       ITEM_STORES,
       "readwrite",
       async (tx) => {
-        const batch = { tx, limit, totals: new Totals(tx), alone };
+        const batch = { tx, limit, totals: new Totals(tx), careful };
         const done: Outcome[] = [];
         for (const change of changes) {
           try {

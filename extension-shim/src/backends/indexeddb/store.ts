@@ -195,9 +195,18 @@ export async function transact<T>(
     throw error;
   }
   // A read-only transaction has nothing to commit: its answer is ready once its requests are, a task or two before
-  // the browser reports it complete.
-  if (mode === "readonly") finished.catch(() => undefined);
-  else await finished;
+  // the browser reports it complete. A read-write one is asked to commit now, its last requests sent, rather than
+  // once the browser has seen their answers handled (a round trip less); it may have ended already.
+  if (mode === "readonly") {
+    finished.catch(() => undefined);
+    return result;
+  }
+  try {
+    tx.commit();
+  } catch {
+    // Inactive or finished: it commits (or has failed) on its own, as `finished` reports.
+  }
+  await finished;
   return result;
 }
 

@@ -32,7 +32,7 @@ export function parseAppend(fields: Fields): Append {
   const sessionId = sessionIdOf(fields);
   const key = storageKeyIn(fields.storageKey, sessionId);
   const pointer = pointerOf(fields.pointer);
-  const data = dataOf(fields.data);
+  const data = dataOf(fields.data).text;
   if (!data.startsWith("[") && !data.startsWith('"')) {
     throw HostError.invalidField(
       "data",

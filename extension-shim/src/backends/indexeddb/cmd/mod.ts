@@ -53,20 +53,20 @@ export interface Context {
 
 /**
  * What the changes sharing one read-write transaction over ITEM_STORES share (host.ts batches them): the
- * transaction, the store-wide quota in force, the totals as the changes before have left them, and whether the
- * change has the transaction to itself.
+ * transaction, the store-wide quota in force, the totals as the changes before have left them, and whether this
+ * is the careful run after a transaction failed.
  */
 export interface Batch {
   tx: IDBTransaction;
   limit: number;
   totals: Totals;
   /**
-   * Alone, a write with a generated id checks that its key is free, as the host does. In a batch of several, it
-   * assumes so and adds the item (IndexedDB's `add`, which fails on a key that is taken: with 8 random characters,
-   * all but never), saving a round trip to the database per write; a taken key fails the transaction, and host.ts
-   * then runs the batch's changes again, each alone.
+   * A write with a generated id first assumes its key is free and adds the item (IndexedDB's `add`, which fails on
+   * a key that is taken: with 8 random characters, all but never), saving a round trip to the database per write. A
+   * taken key fails the transaction, and host.ts then runs its changes again, each alone and careful: the write then
+   * checks that the key is free, as the host does, and draws another if not.
    */
-  alone: boolean;
+  careful: boolean;
 }
 
 /**
@@ -178,8 +178,14 @@ export function descriptionOf(raw: string | undefined): string {
   return truncateDescription(description);
 }
 
-/** Reads `data`: any JSON value but `null`, as its compact text of at most 5 MiB. */
-export function dataOf(raw: string | undefined): string {
+/** An item's data as the store keeps it: its compact JSON text, and that text's size in bytes (UTF-8). */
+export interface Data {
+  text: string;
+  bytes: number;
+}
+
+/** Reads `data`: any JSON value but `null`, as its compact text of at most 5 MiB, measured once here. */
+export function dataOf(raw: string | undefined): Data {
   if (raw === undefined) throw HostError.missingField("data", "any JSON value other than null");
   const compact = compactJson(raw);
   const size = utf8Length(compact);
@@ -192,7 +198,7 @@ export function dataOf(raw: string | undefined): string {
       .expected(MAX_ITEM_BYTES)
       .actual(size);
   }
-  return compact;
+  return { text: compact, bytes: size };
 }
 
 /** Reads `customMetadata`: a JSON object of at most 64 KiB, as its compact text. */

@@ -7,18 +7,18 @@
  */
 
 import { ITEMS, request, type ItemRecord } from "../store.js";
-import { shape, utf8Length } from "../json/index.js";
+import { shape } from "../json/index.js";
 import type { Fields } from "../message.js";
 import { HostError } from "../error.js";
 import type { ProvenanceInput } from "../../../protocol.js";
 import { merged, provenanceOf } from "../provenance.js";
-import { customMetadataOf, dataOf, descriptionOf, replaceItem, sessionIdOf, storageKeyIn, type Change, type Context } from "./mod.js";
+import { customMetadataOf, dataOf, descriptionOf, replaceItem, sessionIdOf, storageKeyIn, type Change, type Context, type Data } from "./mod.js";
 
 /** A parsed `update`: at least one of the three changes. */
 export interface Update {
   sessionId: string;
   storageKey: string;
-  data: string | undefined;
+  data: Data | undefined;
   description: string | undefined;
   customMetadata: string | undefined;
   /** Where the new text came from, merged into the item's; left out, it counts as unknown. */
@@ -57,11 +57,11 @@ export function update(ctx: Context, cmd: Update): Change {
       ...previous,
       description: cmd.description ?? previous.description,
       timestamp: now,
-      dataSize: cmd.data === undefined ? previous.dataSize : utf8Length(cmd.data),
-      shape: cmd.data === undefined ? previous.shape : shape(cmd.data),
+      dataSize: cmd.data === undefined ? previous.dataSize : cmd.data.bytes,
+      shape: cmd.data === undefined ? previous.shape : shape(cmd.data.text),
       provenance: merged(previous.provenance, cmd.provenance),
     };
     if (cmd.customMetadata !== undefined) item.customMetadata = cmd.customMetadata;
-    return replaceItem(batch, previous, item, cmd.data, totals);
+    return replaceItem(batch, previous, item, cmd.data?.text, totals);
   };
 }

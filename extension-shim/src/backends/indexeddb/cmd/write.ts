@@ -7,7 +7,7 @@
  */
 
 import { DATA, ITEMS, newSession, quotaOf, request, type ItemRecord } from "../store.js";
-import { checkShortId, generateId, shape, storageKey, utf8Length } from "../json/index.js";
+import { checkShortId, generateId, shape, storageKey } from "../json/index.js";
 import { optionalString, type Fields } from "../message.js";
 import { HostError } from "../error.js";
 import type { ProvenanceInput } from "../../../protocol.js";
@@ -21,6 +21,7 @@ import {
   metadataJson,
   sessionIdOf,
   type Change,
+  type Data,
   type Context,
 } from "./mod.js";
 
@@ -29,7 +30,7 @@ export interface Write {
   sessionId: string;
   taskId: string | undefined;
   turnId: string | undefined;
-  data: string;
+  data: Data;
   description: string;
   customMetadata: string | undefined;
   /** Where the data came from; left out, the item reads as unknown. */
@@ -58,11 +59,11 @@ export function parseWrite(fields: Fields): Write {
 
 /** Stores the item; its metadata (never its data) is the result. */
 export function write(ctx: Context, cmd: Write): Change {
-  return async ({ tx, limit, totals, alone }) => {
+  return async ({ tx, limit, totals, careful }) => {
     const [items, data] = [tx.objectStore(ITEMS), tx.objectStore(DATA)];
     const now = ctx.now();
-    // A generated key in a batch is assumed free (see Batch.alone), and the item added rather than put.
-    const fresh = !alone && (cmd.taskId === undefined || cmd.turnId === undefined);
+    // A generated key is assumed free (see Batch.careful), and the item added rather than put.
+    const fresh = !careful && (cmd.taskId === undefined || cmd.turnId === undefined);
     const lookup = (key: string) => (fresh ? Promise.resolve(undefined) : (request(items.get(key)) as Promise<ItemRecord | undefined>));
     const [[key, previous], [stored, total]] = await Promise.all([chooseKey(ctx, cmd, lookup), totals.of(cmd.sessionId)]);
     const record = stored ?? newSession(cmd.sessionId, now);
@@ -71,8 +72,8 @@ export function write(ctx: Context, cmd: Write): Change {
       storageKey: key,
       description: cmd.description,
       timestamp: now,
-      dataSize: utf8Length(cmd.data),
-      shape: shape(cmd.data),
+      dataSize: cmd.data.bytes,
+      shape: shape(cmd.data.text),
     };
     if (cmd.customMetadata !== undefined) item.customMetadata = cmd.customMetadata;
     // A replaced item's provenance goes with it, endorsement and all: the new text is what it describes.
@@ -85,7 +86,7 @@ export function write(ctx: Context, cmd: Write): Change {
     record.lastAccessedAt = now;
     if (fresh) items.add(item);
     else items.put(item);
-    data.put(cmd.data, key);
+    data.put(cmd.data.text, key);
     totals.putSession(record);
     return metadataJson(item);
   };
