@@ -23,8 +23,8 @@
  *   before the end (and is ended by it) or starts after it, as the first write of the session's next life.
  *   A lease unused for LEASE_IDLE_MS is let go, so a worker with nothing to do holds nothing and can sleep.
  * - Writes sent at once to a new session share one exclusive section per context: one of them makes the route
- *   with its write, and the others wait for it and then go together on a new lease, so the backends' group
- *   commits work through the router as they do alone.
+ *   with its write, and the others join it and go together once the route is made, under the same hold, so the
+ *   backends' group commits work through the router as they do alone.
  * - A route to a backend that is down gives that backend's StorageUnavailableError, for writes and reads
  *   alike: the session's items are there, so answering from the other backend (an empty `list`) would hide them.
  * - New sessions go to the host when its handshake succeeds. Whether it does is known from the handshakes
