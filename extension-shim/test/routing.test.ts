@@ -18,7 +18,8 @@ import { InProcessBackend } from "../src/backends/in-process.js";
 import { DEMO_EXTENSION_ID } from "../src/demo-extension.js";
 import { InvalidRequestError, StorageUnavailableError } from "../src/errors.js";
 import { createLlmCache, type LlmCache } from "../src/llm-cache.js";
-import { HOST_RECHECK_MS, ROUTE_PREFIX } from "../src/routing.js";
+import { tryLock } from "../src/locks.js";
+import { HOST_RECHECK_MS, LEASE_IDLE_MS, ROUTE_PREFIX, sessionLockName } from "../src/routing.js";
 import type { KeyValueStore } from "../src/storage-area.js";
 import { PENDING_END_SESSION_PREFIXES } from "../src/session.js";
 import { IN_BROWSER_CHOSEN } from "../src/status.js";
@@ -535,6 +536,29 @@ describe("routing at the backends' speed", () => {
     const sessionId = session();
     await assert.rejects(cache.client.write({ sessionId, data: { n: 0 }, description: "   " }));
     assert.deepEqual(await w.storage.get(ROUTE_PREFIX + sessionId), {}, "nothing was written, so nothing is routed");
+  });
+
+  it("a lease unused for LEASE_IDLE_MS is let go, so a context with nothing to do holds no lock", async (t) => {
+    t.mock.timers.enable({ apis: ["setTimeout"] });
+    const w = world(t, { installed: false });
+    const cache = w.worker();
+    const sessionId = session();
+    await cache.client.write({ sessionId, data: { n: 0 }, description: "makes the route" });
+    await cache.client.list({ sessionId });
+    const name = sessionLockName(sessionId);
+    // Whether the lock could be taken exclusively now, once what was under way when asked has run its course (a
+    // lease let go is released a few promise steps later; setImmediate runs after all of them, and is not mocked).
+    const free = async () => {
+      await new Promise((settled) => setImmediate(settled));
+      return (await tryLock(name, "exclusive", async () => "free")) === "free";
+    };
+    assert.equal(await free(), false, "the list's lease is held after it");
+    t.mock.timers.tick(LEASE_IDLE_MS - 1);
+    assert.equal(await free(), false, "and still just before the idle time");
+    t.mock.timers.tick(1);
+    assert.equal(await free(), true, "let go once unused for LEASE_IDLE_MS");
+    assert.equal((await cache.client.list({ sessionId })).items.length, 1, "the next call takes a lease again");
+    assert.equal(await free(), false);
   });
 
   it("endSession tells the in-browser backend, which never held the session, without a write transaction", async (t) => {
