@@ -441,8 +441,13 @@ async function runSequence(
   let [labelled, endorsed] = [0, 0];
   try {
     await idb.maintain();
-    // The last sequence fills a session to its quota and sends a request over the frame limit.
-    const requests = [...(sequence === SEQUENCES - 1 ? quotaRequests() : []), ...(stringified ? escapedNameRequests() : [])];
+    // The last sequence fills a session to its quota and sends a request over the frame limit; the small-store one
+    // fills its store once whatever the seed draws.
+    const requests = [
+      ...(sequence === SEQUENCES - 1 ? quotaRequests() : []),
+      ...(sequence === SMALL_STORE_SEQUENCE ? storeFillRequests() : []),
+      ...(stringified ? escapedNameRequests() : []),
+    ];
     for (let n = 0; n < REQUESTS + requests.length; n++) {
       const drawn = requests[n] ?? randomRequest(rng, n, known);
       const sent = stringified ? asStringified(drawn) : undefined;
@@ -516,6 +521,16 @@ function learn(text: string, result: { storageKey?: unknown; nextCursor?: unknow
 }
 
 /** Ten items of 5 MiB less a little customMetadata fill a session; then one more byte, and a request over 8 MiB. */
+/**
+ * The small-store sequence's first requests: a write of 1,800 bytes, one more in another session that its store
+ * quota (SMALL_STORE_QUOTA) refuses, and the first session ended, so the random requests start from an empty store.
+ */
+function storeFillRequests(): string[] {
+  const write = (id: string, sessionId: string) =>
+    `{"id":"${id}","op":"write","sessionId":"${sessionId}","taskId":"task0001","turnId":"turn0001","data":"${"f".repeat(1_798)}","description":"fills the store"}`;
+  return [write("f1", "conv_f1"), write("f2", "conv_f2"), `{"id":"f-end","op":"endSession","sessionId":"conv_f1"}`];
+}
+
 function quotaRequests(): string[] {
   const requests = Array.from(
     { length: 10 },
