@@ -175,6 +175,10 @@ export interface HelloResult {
     maxQueryBytes?: number;
     /** The longest pointer a search match names (section 4.10); absent from older hosts. */
     maxSearchPointerBytes?: number;
+    /** The bounds of an item's provenance (section 5.13); absent from older hosts. */
+    maxSourceUrlChars?: number;
+    maxSourceToolChars?: number;
+    maxDerivedFrom?: number;
   };
 }
 

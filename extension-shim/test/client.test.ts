@@ -20,12 +20,15 @@ import {
   StorageUnavailableError,
 } from "../src/errors.js";
 import {
+  MAX_DERIVED_FROM,
   MAX_ITEM_BYTES,
   MAX_QUERY_BYTES,
   MAX_QUERY_WORDS,
   MAX_READ_MANY_BYTES,
   MAX_REQUEST_BYTES,
   MAX_SEARCH_POINTER_BYTES,
+  MAX_SOURCE_TOOL_CHARS,
+  MAX_SOURCE_URL_CHARS,
   SESSION_QUOTA_BYTES,
   STORE_QUOTA_BYTES,
   utf8Length,
@@ -86,6 +89,9 @@ describe("handshake", () => {
       maxQueryWords: MAX_QUERY_WORDS,
       maxQueryBytes: MAX_QUERY_BYTES,
       maxSearchPointerBytes: MAX_SEARCH_POINTER_BYTES,
+      maxSourceUrlChars: MAX_SOURCE_URL_CHARS,
+      maxSourceToolChars: MAX_SOURCE_TOOL_CHARS,
+      maxDerivedFrom: MAX_DERIVED_FROM,
     });
   });
 

@@ -6,8 +6,9 @@ use crate::error::CacheError;
 use crate::message::Fields;
 
 use crate::limits::{
-    MAX_DESCRIPTION_CHARS, MAX_ITEM_BYTES, MAX_QUERY_BYTES, MAX_QUERY_WORDS, MAX_READ_MANY_BYTES,
-    MAX_REPLY_FRAME_BYTES, MAX_REQUEST_FRAME_BYTES, MAX_SEARCH_POINTER_BYTES, SESSION_QUOTA_BYTES,
+    MAX_DERIVED_FROM, MAX_DESCRIPTION_CHARS, MAX_ITEM_BYTES, MAX_QUERY_BYTES, MAX_QUERY_WORDS, MAX_READ_MANY_BYTES,
+    MAX_REPLY_FRAME_BYTES, MAX_REQUEST_FRAME_BYTES, MAX_SEARCH_POINTER_BYTES, MAX_SOURCE_TOOL_CHARS,
+    MAX_SOURCE_URL_CHARS, SESSION_QUOTA_BYTES,
 };
 
 /// The protocol this host speaks; a client built for another must refuse it.
@@ -66,6 +67,10 @@ struct Limits {
     max_query_words: usize,
     max_query_bytes: usize,
     max_search_pointer_bytes: usize,
+    /// The bounds of an item's `provenance`: its source's URL and tool, and the keys it was derived from.
+    max_source_url_chars: usize,
+    max_source_tool_chars: usize,
+    max_derived_from: usize,
 }
 
 /// Answers `hello`, with the store quota in force; needs no store, so it works even when the store
@@ -86,6 +91,9 @@ pub fn hello(gzip: bool, store_quota: u64) -> HelloResult {
             max_query_words: MAX_QUERY_WORDS,
             max_query_bytes: MAX_QUERY_BYTES,
             max_search_pointer_bytes: MAX_SEARCH_POINTER_BYTES,
+            max_source_url_chars: MAX_SOURCE_URL_CHARS,
+            max_source_tool_chars: MAX_SOURCE_TOOL_CHARS,
+            max_derived_from: MAX_DERIVED_FROM,
         },
         encoding: gzip.then_some("gzip"),
     }

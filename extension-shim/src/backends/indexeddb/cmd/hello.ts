@@ -4,6 +4,7 @@
  */
 
 import {
+  MAX_DERIVED_FROM,
   MAX_DESCRIPTION_CHARS,
   MAX_ITEM_BYTES,
   MAX_QUERY_BYTES,
@@ -12,6 +13,8 @@ import {
   MAX_REPLY_FRAME_BYTES,
   MAX_REQUEST_BYTES,
   MAX_SEARCH_POINTER_BYTES,
+  MAX_SOURCE_TOOL_CHARS,
+  MAX_SOURCE_URL_CHARS,
   PROTOCOL_VERSION,
   SESSION_QUOTA_BYTES,
 } from "../../../protocol.js";
@@ -60,7 +63,8 @@ export function helloJson(hello: Hello, storeQuota: number): string {
     `"maxDescriptionChars":${MAX_DESCRIPTION_CHARS},` +
     `"maxReplyFrameBytes":${MAX_REPLY_FRAME_BYTES},"maxRequestFrameBytes":${MAX_REQUEST_BYTES},` +
     `"maxReadManyBytes":${MAX_READ_MANY_BYTES},"maxQueryWords":${MAX_QUERY_WORDS},"maxQueryBytes":${MAX_QUERY_BYTES},` +
-    `"maxSearchPointerBytes":${MAX_SEARCH_POINTER_BYTES}}`;
+    `"maxSearchPointerBytes":${MAX_SEARCH_POINTER_BYTES},"maxSourceUrlChars":${MAX_SOURCE_URL_CHARS},` +
+    `"maxSourceToolChars":${MAX_SOURCE_TOOL_CHARS},"maxDerivedFrom":${MAX_DERIVED_FROM}}`;
   const ops = `[${OPS.map(quote).join(",")}]`;
   const encoding = hello.gzip ? `,"encoding":"gzip"` : "";
   return `{"protocolVersion":${PROTOCOL_VERSION},"hostVersion":${quote(IDB_HOST_VERSION)},"ops":${ops},"limits":${limits}${encoding},"backend":"indexeddb"}`;
