@@ -298,8 +298,6 @@ export function defineBenchmarks() {
         },
       };
     },
-    // The spec's design, its writes one by one as the spec does them; `durability` is its transactions', the
-    // browser's default (relaxed in Chromium since 121) when left out, as the spec leaves it.
     // The same workflow as an agent makes it: each write awaited before the next, then the list, the reads and
     // the end.
     async cacheWorkflowOneByOne({ backend }) {
@@ -344,6 +342,8 @@ export function defineBenchmarks() {
         close: () => client(backend).endSession(sessionId),
       };
     },
+    // The spec's design, its writes one by one as the spec does them; `durability` is its transactions', the
+    // browser's default (relaxed in Chromium since 121) when left out, as the spec leaves it.
     async idbWorkflow({ durability } = {}) {
       const db = await specDb(`bench-flow-${durability ?? "default"}`);
       const summaries = Array.from({ length: 50 }, (_, n) => summary(n));

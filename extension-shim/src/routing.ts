@@ -679,9 +679,9 @@ export class RoutingBackend implements CacheBackend {
     const sessionId = request.sessionId;
     const routeKey = ROUTE_PREFIX + sessionId;
     const backend = await this.#newSessionBackend(true);
-    const writeOn = async (backend: CacheBackend) => {
-      await this.#sendRememberedCleanup(backend, sessionId, owing);
-      return backend.write(request, options);
+    const writeOn = async (target: CacheBackend) => {
+      await this.#sendRememberedCleanup(target, sessionId, owing);
+      return target.write(request, options);
     };
     const [written, routed] = await Promise.allSettled([writeOn(backend), this.#storage.set({ [routeKey]: backend.kind })]);
     if (routed.status === "rejected") throw routed.reason;
