@@ -7,15 +7,22 @@
  * waits before it; an exclusive one when nobody holds it; requests are granted in the order made. A request
  * `ifAvailable` is granted only if it can be at once, and otherwise runs nothing.
  *
- * A lease is a shared hold kept between calls, so that a context can keep what the lock protects in memory
- * without reading it again per call. Whoever needs the lock exclusively asks every holder to let go
- * (`askToLetGo`): in this realm at once, and in the extension's other contexts over a BroadcastChannel. A holder
- * that hears it forgets what it kept and lets go once its calls under way have finished; its next call takes a
- * new lease, which waits behind the exclusive request (a shared request never overtakes an exclusive one that
- * waits), and so reads what the exclusive holder left.
+ * A lease is a hold kept between calls, so that a context can keep what the lock protects in memory without
+ * reading it again per call: shared, as a session's route (routing.ts), or exclusive, as the right to change the
+ * in-browser backend's totals (backends/indexeddb/writer.ts). Whoever needs the lock exclusively asks every holder
+ * to let go (`askToLetGo`): in this realm at once, and in the extension's other contexts over a BroadcastChannel. A
+ * holder that hears it forgets what it kept and lets go once its calls under way have finished; its next call
+ * takes a new lease, which waits behind the exclusive request (a shared request never overtakes an exclusive one
+ * that waits), and so reads what the exclusive holder left. A lease unused for LEASE_IDLE_MS is let go.
  */
 
 export type LockMode = "shared" | "exclusive";
+
+/**
+ * How long a context keeps a lease (and what it knows under it) after its last call, so that a worker with nothing
+ * to do holds nothing and can sleep. An agent's calls within a turn come well within it.
+ */
+export const LEASE_IDLE_MS = 20_000;
 
 /** What `tryLock` returns when the lock was not free. */
 export const NOT_GRANTED: unique symbol = Symbol("llmCache.lockNotGranted");
@@ -36,7 +43,7 @@ export async function tryLock<T>(name: string, mode: LockMode, run: () => Promis
   return granted ? runAndRelease(name, run) : NOT_GRANTED;
 }
 
-/** A shared hold on a lock, kept until `release` (or until the context goes, when the browser lets it go). */
+/** A hold on a lock, kept until `release` (or until the context goes, when the browser lets it go). */
 export interface Lease {
   /** Settles once the lock is held. */
   readonly granted: Promise<void>;
@@ -75,10 +82,11 @@ export function leasesWork(): boolean {
 }
 
 /**
- * Takes the lock `name` shared and keeps it until released. `onLetGo` runs (once per request, in any context)
+ * Takes the lock `name` in `mode` and keeps it until released. `onLetGo` runs (once per request, in any context)
  * when someone is about to ask for the lock exclusively: the holder should then forget what it kept and release.
+ * An exclusive lease asks every other holder to let go, as `withExclusiveLock` does.
  */
-export function holdLease(name: string, onLetGo: () => void): Lease {
+export function holdLease(name: string, onLetGo: () => void, mode: LockMode = "shared"): Lease {
   let letGo!: () => void;
   const held = new Promise<void>((resolve) => (letGo = resolve));
   let listeners = letGoListeners.get(name);
@@ -87,11 +95,12 @@ export function holdLease(name: string, onLetGo: () => void): Lease {
   registered.add(onLetGo);
   let released = false;
   const granted = new Promise<void>((grant) => {
-    void withLock(name, "shared", () => {
+    void withLock(name, mode, () => {
       grant();
       return held;
     });
   });
+  if (mode === "exclusive") askToLetGo(name, onLetGo);
   const release = () => {
     if (released) return;
     released = true;
@@ -106,8 +115,8 @@ export function holdLease(name: string, onLetGo: () => void): Lease {
  * Asks every lease of `name`, in this context and the others, to let go. Called right after the exclusive
  * request is made, so that a lease taken by anyone who hears this waits behind that request.
  */
-export function askToLetGo(name: string): void {
-  letGoHere(name);
+export function askToLetGo(name: string, except?: () => void): void {
+  letGoHere(name, except);
   channel()?.postMessage({ letGo: name });
 }
 
@@ -118,8 +127,8 @@ export function withExclusiveLock<T>(name: string, run: () => Promise<T>): Promi
   return done;
 }
 
-function letGoHere(name: string): void {
-  for (const listener of [...(letGoListeners.get(name) ?? [])]) listener();
+function letGoHere(name: string, except?: () => void): void {
+  for (const listener of [...(letGoListeners.get(name) ?? [])]) if (listener !== except) listener();
 }
 
 function webLocks(): LockManager | undefined {

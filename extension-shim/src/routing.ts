@@ -86,7 +86,7 @@ import type {
   WriteRequest,
 } from "./protocol.js";
 import { LIST_DEFAULT_LIMIT, NATIVE_HOST_NAME } from "./protocol.js";
-import { holdLease, leasesWork, withExclusiveLock, withLock, type Lease } from "./locks.js";
+import { holdLease, LEASE_IDLE_MS, leasesWork, withExclusiveLock, withLock, type Lease } from "./locks.js";
 import { IN_BROWSER_CHOSEN, hostProblemText, type CacheStatus, type StatusOptions } from "./status.js";
 import type { KeyValueStore } from "./storage-area.js";
 
@@ -109,11 +109,8 @@ export const PENDING_END_SESSION_PREFIXES: Record<BackendKind, string> = {
   indexeddb: "llmCache.indexeddb.pendingEndSession.",
 };
 
-/**
- * How long a context keeps a session's lease (and the route it knows under it) after its last call, so that a
- * worker with nothing to do holds nothing and can sleep. An agent's calls within a turn come well within it.
- */
-export const LEASE_IDLE_MS = 20_000;
+/** How long a context keeps a session's lease (and the route it knows under it) after its last call. */
+export { LEASE_IDLE_MS } from "./locks.js";
 
 /** How many route records one pruning run looks at; the next run goes on after the last one. */
 export const ROUTE_PRUNE_PAGE = 100;

@@ -11,7 +11,8 @@ import "fake-indexeddb/auto";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { IDBDatabase as FakeIDBDatabase, IDBFactory } from "fake-indexeddb";
+import { IDBDatabase as FakeIDBDatabase, IDBFactory, IDBObjectStore } from "fake-indexeddb";
+import { LEASE_IDLE_MS, tryLock } from "../src/locks.js";
 import { InProcessBackend } from "../src/backends/in-process.js";
 import { IdbHost, storeQuotaFrom, type StorageEstimate } from "../src/backends/indexeddb/host.js";
 import { COUNTERS, SESSIONS, STORE_TOTAL, type Durability } from "../src/backends/indexeddb/store.js";
@@ -157,6 +158,66 @@ describe("several contexts of one extension", () => {
     assert.deepEqual(read.result.item.data, [1, 2]);
     assert.deepEqual((await call(panel, { id: 3, op: "endSession", sessionId: "conv_e" })).result, { sessionId: "conv_e", deletedItems: 1, freedBytes: 5 });
     assert.equal((await call(worker, { id: 4, op: "read", sessionId: "conv_e", storageKey: "conv_e_task0001_turn0001" })).error.code, "ItemNotFoundError");
+  });
+});
+
+describe("the writer lease", () => {
+  const LOCK = "llmCache.indexeddb.writer.llm-cache";
+
+  it("lets a context that keeps changing read the session's and the store's totals once, not per write", async (t) => {
+    const host = new IdbHost({ indexedDB: new IDBFactory() });
+    const get = IDBObjectStore.prototype.get;
+    let totalsRead = 0;
+    IDBObjectStore.prototype.get = function (this: IDBObjectStore, ...args: Parameters<typeof get>) {
+      if (this.name === SESSIONS || this.name === COUNTERS) totalsRead++;
+      return get.apply(this, args);
+    };
+    t.after(() => {
+      IDBObjectStore.prototype.get = get;
+      host.close();
+    });
+    for (let n = 0; n < 5; n++) assert.ok((await call(host, { id: n, op: "write", sessionId: "conv_w", data: n, description: `item ${n}` })).ok);
+    assert.ok((await call(host, { id: 5, op: "delete", sessionId: "conv_w", storageKey: (await call(host, write("conv_w", "turn0001", 1))).result.storageKey })).ok);
+    assert.equal(totalsRead, 2, "the first write reads the session's record and the store's total; the other changes read neither");
+    const stats = await call(host, { id: 6, op: "stats", sessionId: "conv_w" });
+    assert.deepEqual([stats.result.itemCount, stats.result.totalSize, stats.result.storeTotalSize], [5, 5, 5]);
+  });
+
+  it("passes between contexts, and each reads what the other left: the quota holds, one change after another", async () => {
+    const factory = new IDBFactory();
+    const [worker, panel] = [new IdbHost({ indexedDB: factory, storeQuotaBytes: 1000 }), new IdbHost({ indexedDB: factory, storeQuotaBytes: 1000 })];
+    // Each context's second change comes after the other's: one that went by what it knew from its first would
+    // see 400 bytes where there are 800, and let the third write pass the limit.
+    assert.ok((await call(worker, write("conv_p", "turn0001", "x".repeat(398)))).ok);
+    assert.ok((await call(panel, write("conv_p", "turn0002", "y".repeat(398)))).ok);
+    const third = await call(worker, write("conv_p", "turn0003", "z".repeat(398)));
+    assert.equal(third.error?.code, "QuotaExceededError");
+    assert.deepEqual([third.error.current, third.error.limit], [800, 1000]);
+    assert.ok((await call(panel, { id: 1, op: "delete", sessionId: "conv_p", storageKey: "conv_p_task0001_turn0001" })).ok);
+    assert.ok((await call(worker, write("conv_p", "turn0003", "z".repeat(398)))).ok);
+    assert.deepEqual((await call(panel, { id: 2, op: "endSession", sessionId: "conv_p" })).result, { sessionId: "conv_p", deletedItems: 2, freedBytes: 800 });
+    assert.ok((await call(worker, write("conv_p", "turn0004", "w".repeat(998)))).ok, "the ended session's bytes are free again");
+    const stats = await call(panel, { id: 3, op: "stats", sessionId: "conv_p" });
+    assert.deepEqual([stats.result.itemCount, stats.result.totalSize, stats.result.storeTotalSize], [1, 1000, 1000]);
+    worker.close();
+    panel.close();
+  });
+
+  it("is let go once unused for LEASE_IDLE_MS, and not before", async (t) => {
+    t.mock.timers.enable({ apis: ["setTimeout"] });
+    const host = new IdbHost({ indexedDB: new IDBFactory() });
+    t.after(() => host.close());
+    assert.ok((await call(host, write("conv_i", "turn0001", 1))).ok);
+    // Whether another context could take the lease now (see routing.test.ts's lease test for the setImmediate).
+    const free = async () => {
+      await new Promise((settled) => setImmediate(settled));
+      return (await tryLock(LOCK, "exclusive", async () => "free")) === "free";
+    };
+    assert.equal(await free(), false, "held after the write");
+    t.mock.timers.tick(LEASE_IDLE_MS - 1);
+    assert.equal(await free(), false, "and still just before the idle time");
+    t.mock.timers.tick(1);
+    assert.equal(await free(), true, "let go once unused for LEASE_IDLE_MS");
   });
 });
 

@@ -7,8 +7,8 @@
  */
 
 import { ORPHAN_AFTER_MS } from "../../protocol.js";
-import { BY_LAST_ACCESS, DATA, each, ITEM_STORES, ITEMS, keysOf, quotaOf, request, SESSIONS, Totals, transact, type ItemRecord, type SessionRecord } from "./store.js";
-import type { Context } from "./cmd/mod.js";
+import { BY_LAST_ACCESS, DATA, each, ITEMS, keysOf, quotaOf, request, SESSIONS, transact, type ItemRecord, type Totals } from "./store.js";
+import { changeTotals, type Context } from "./cmd/mod.js";
 
 /**
  * Removes the sessions nobody touched for 24 hours: items and record. Each session is looked at again inside the
@@ -26,18 +26,12 @@ export async function removeOrphans(ctx: Context): Promise<number> {
   );
   let removed = 0;
   for (const sessionId of idle) {
-    const gone = await transact(
-      db,
-      ITEM_STORES,
-      "readwrite",
-      async (tx) => {
-        const record = (await request(tx.objectStore(SESSIONS).get(sessionId))) as SessionRecord | undefined;
-        if (record === undefined || record.lastAccessedAt > cutoff) return false;
-        await removeSession(tx, sessionId);
-        return true;
-      },
-      ctx.durability,
-    );
+    const gone = await changeTotals(ctx, db, async (tx, totals) => {
+      const [record] = await totals.of(sessionId);
+      if (record === undefined || record.lastAccessedAt > cutoff) return false;
+      await removeSession(tx, totals, sessionId);
+      return true;
+    });
     if (gone) removed++;
   }
   return removed;
@@ -51,11 +45,14 @@ const REMOVE_PAGE_ITEMS = 100;
  * store's; what it removed. The items' metadata is read a page at a time, for their count and sizes; the deletes
  * are one request per store, by the session's key range.
  */
-export async function removeSession(tx: IDBTransaction, sessionId: string): Promise<{ items: number; bytes: number }> {
-  const [items, sessions] = [tx.objectStore(ITEMS), tx.objectStore(SESSIONS)];
-  const totals = new Totals(tx);
+export async function removeSession(tx: IDBTransaction, totals: Totals, sessionId: string): Promise<{ items: number; bytes: number }> {
+  const items = tx.objectStore(ITEMS);
   const [record, total] = await totals.of(sessionId);
-  if (record !== undefined) totals.moveStore(total, -record.totalSize);
+  if (record !== undefined) {
+    totals.moveStore(total, -record.totalSize);
+    // A record left with no item goes.
+    totals.putSession({ ...record, totalSize: 0, itemCount: 0 });
+  }
   let [count, bytes] = [0, 0];
   const range = keysOf(sessionId);
   for (let page = range; ; ) {
@@ -68,6 +65,5 @@ export async function removeSession(tx: IDBTransaction, sessionId: string): Prom
   }
   items.delete(range);
   tx.objectStore(DATA).delete(range);
-  sessions.delete(sessionId);
   return { items: count, bytes };
 }

@@ -44,6 +44,8 @@
  * |                    |                          | host gets it from serde_json, the twin must spell it out          |
  * | backend.ts         | none: the host's process | IndexedDbBackend, an IdbHost behind the in-process seam, with its |
  * |                    |                          | hourly sweep; the host is a process of its own (main.rs) instead  |
+ * | writer.ts          | none: one process owns   | the writer lease: one context at a time changes the totals, and   |
+ * |                    | the host's store         | keeps them in memory meanwhile instead of reading them per write  |
  *
  * The host's files with no twin here: frame.rs and pipe.rs (a request comes as a string, not a frame on a pipe),
  * store_file.rs and store_pages.rs (LMDB's data file and memory map), clock.rs (time and randomness come in as
@@ -54,9 +56,10 @@
  */
 
 import { MAX_REQUEST_BYTES, OVERSIZED_HEAD_BYTES, STORE_QUOTA_BYTES } from "../../protocol.js";
-import { DATABASE_NAME, DEFAULT_DURABILITY, ITEM_STORES, openDatabase, Totals, transact, type Durability } from "./store.js";
+import { DATABASE_NAME, DEFAULT_DURABILITY, openDatabase, type Durability } from "./store.js";
 import { utf8Length } from "./json/index.js";
-import { OPS, parseSessionOp, type Change, type Context } from "./cmd/mod.js";
+import { changeTotals, OPS, parseSessionOp, type Change, type Context } from "./cmd/mod.js";
+import { WriterLease } from "./writer.js";
 import { helloJson, parseHello } from "./cmd/hello.js";
 import { list, parseList } from "./cmd/list.js";
 import { parseRead, parseReadMany, read, readMany } from "./cmd/read.js";
@@ -190,6 +193,8 @@ export class IdbHost {
   readonly #fixedStoreQuota: number | undefined;
   /** The store-wide quota in force, or its estimate under way. */
   #storeQuota: Promise<number>;
+  /** The right to change the totals, and what this context knows of them while it holds it. */
+  readonly #writer: WriterLease;
 
   /** Starts opening the database at once; `hello` doesn't wait for it, every other op does. */
   constructor(options: IdbHostOptions = {}) {
@@ -207,7 +212,8 @@ export class IdbHost {
     if (durability !== "relaxed" && durability !== "strict") {
       throw new RangeError(`durability must be "relaxed" or "strict", not ${JSON.stringify(durability)}`);
     }
-    this.#context = { db: () => this.#db(), now, random, storeQuota: () => this.#storeQuota, durability };
+    const writer = (this.#writer = new WriterLease(this.#name));
+    this.#context = { db: () => this.#db(), now, random, storeQuota: () => this.#storeQuota, durability, writing: (db, run) => writer.using(db, run) };
     this.#opened = this.#open();
   }
 
@@ -275,6 +281,7 @@ export class IdbHost {
 
   /** Lets go of the database connection; a request after this opens it again. */
   close(): void {
+    this.#writer.release();
     const opened = this.#opened;
     this.#opened = undefined;
     void opened?.then((opened) => {
@@ -407,26 +414,20 @@ export class IdbHost {
     const ctx = this.#context;
     const db = await ctx.db();
     const limit = await ctx.storeQuota();
-    return transact(
-      db,
-      ITEM_STORES,
-      "readwrite",
-      async (tx) => {
-        const batch = { tx, limit, totals: new Totals(tx), careful };
-        const done: Outcome[] = [];
-        for (const change of changes) {
-          try {
-            done.push({ result: await change(batch) });
-          } catch (error) {
-            // A refusal changed nothing; anything else (IndexedDB failing) ends the transaction for all of them.
-            if (!(error instanceof HostError)) throw error;
-            done.push({ error });
-          }
+    return changeTotals(ctx, db, async (tx, totals) => {
+      const batch = { tx, limit, totals, careful };
+      const done: Outcome[] = [];
+      for (const change of changes) {
+        try {
+          done.push({ result: await change(batch) });
+        } catch (error) {
+          // A refusal changed nothing; anything else (IndexedDB failing) ends the transaction for all of them.
+          if (!(error instanceof HostError)) throw error;
+          done.push({ error });
         }
-        return done;
-      },
-      ctx.durability,
-    );
+      }
+      return done;
+    });
   }
 
   /** Parses the op and its fields (every check before the database is touched): what runs it, or the change it makes. */

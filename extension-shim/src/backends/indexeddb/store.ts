@@ -274,18 +274,40 @@ export async function storeTotal(tx: IDBTransaction): Promise<number> {
 export type SessionTotals = [session: SessionRecord | undefined, store: number];
 
 /**
- * The session records and the store's running total as the changes of one transaction see them: each read from the
- * database once, then kept here as the changes move them, so that a batch of changes (host.ts) reads a session's
- * record and the store's total once rather than once a change. A change gets a copy of a record, and hands back
- * what it writes; a refused change hands back nothing, and so moves nothing.
+ * The most session records a context keeps in KnownTotals; past it, it forgets them all and reads each again once.
+ * Bounds the memory of a client that writes to sessions without end; an agent uses a few.
+ */
+const MAX_KNOWN_SESSIONS = 1024;
+
+/**
+ * The session records and the store's running total as this context's last committed changes left them: kept only
+ * while the context holds the writer lease (writer.ts), when no other context changes them, so that a change reads
+ * them from here rather than from the database, a round trip less per write. A record known absent is `undefined`.
+ */
+export class KnownTotals {
+  readonly sessions = new Map<string, SessionRecord | undefined>();
+  store: number | undefined;
+}
+
+/**
+ * The session records and the store's running total as the changes of one transaction see them: each read from
+ * `known` or else from the database once, then kept here as the changes move them, so that a batch of changes
+ * (host.ts) reads a session's record and the store's total once rather than once a change. A change gets a copy of
+ * a record, and hands back what it writes; a refused change hands back nothing, and so moves nothing. Once the
+ * transaction has committed, `keep` tells `known` what it left.
  */
 export class Totals {
   readonly #tx: IDBTransaction;
+  readonly #known: KnownTotals | undefined;
   readonly #sessions = new Map<string, Promise<SessionRecord | undefined>>();
   #store: Promise<number> | undefined;
+  /** The records and the store's total as this transaction has read or left them, for `keep`. */
+  readonly #seen = new Map<string, SessionRecord | undefined>();
+  #seenStore: number | undefined;
 
-  constructor(tx: IDBTransaction) {
+  constructor(tx: IDBTransaction, known?: KnownTotals) {
     this.#tx = tx;
+    this.#known = known;
   }
 
   /**
@@ -299,15 +321,25 @@ export class Totals {
   async #session(sessionId: string): Promise<SessionRecord | undefined> {
     let read = this.#sessions.get(sessionId);
     if (read === undefined) {
-      read = request(this.#tx.objectStore(SESSIONS).get(sessionId)) as Promise<SessionRecord | undefined>;
+      const known = this.#known?.sessions;
+      read =
+        known?.has(sessionId) === true
+          ? Promise.resolve(known.get(sessionId))
+          : (request(this.#tx.objectStore(SESSIONS).get(sessionId)) as Promise<SessionRecord | undefined>);
       this.#sessions.set(sessionId, read);
+      void read.then((record) => this.#seen.has(sessionId) || this.#seen.set(sessionId, record), () => undefined);
     }
     const record = await read;
     return record === undefined ? undefined : { ...record };
   }
 
   #storeTotal(): Promise<number> {
-    return (this.#store ??= storeTotal(this.#tx));
+    if (this.#store === undefined) {
+      const known = this.#known?.store;
+      this.#store = known === undefined ? storeTotal(this.#tx) : Promise.resolve(known);
+      void this.#store.then((total) => (this.#seenStore ??= total), () => undefined);
+    }
+    return this.#store;
   }
 
   /** Saves a session's totals, or removes its record when it holds no item, as the host's `put_session`. */
@@ -317,6 +349,7 @@ export class Totals {
     if (kept === undefined) sessions.delete(record.sessionId);
     else sessions.put(kept);
     this.#sessions.set(record.sessionId, Promise.resolve(kept));
+    this.#seen.set(record.sessionId, kept);
   }
 
   /** Moves the store's running total, which was `total`, by `delta` bytes, as a session's total moved. */
@@ -325,6 +358,16 @@ export class Totals {
     const moved = Math.max(total + delta, 0);
     this.#tx.objectStore(COUNTERS).put(moved, STORE_TOTAL);
     this.#store = Promise.resolve(moved);
+    this.#seenStore = moved;
+  }
+
+  /** After the transaction has committed: `known` learns what it left (and nothing, if it failed). */
+  keep(): void {
+    const known = this.#known;
+    if (known === undefined) return;
+    if (known.sessions.size + this.#seen.size > MAX_KNOWN_SESSIONS) known.sessions.clear();
+    for (const [sessionId, record] of this.#seen) known.sessions.set(sessionId, record);
+    if (this.#seenStore !== undefined) known.store = this.#seenStore;
   }
 }
 

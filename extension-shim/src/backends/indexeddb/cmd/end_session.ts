@@ -3,10 +3,10 @@
  * `src/cmd/end_session.rs`; the removal itself is cleanup.ts's, as the host's is cleanup.rs's.
  */
 
-import { ITEM_STORES, ITEMS, keysOf, request, SESSIONS, transact } from "../store.js";
+import { ITEMS, keysOf, request, SESSIONS, transact } from "../store.js";
 import { removeSession } from "../cleanup.js";
 import { quote } from "../error.js";
-import type { Context } from "./mod.js";
+import { changeTotals, type Context } from "./mod.js";
 
 /**
  * Removes every item of the session and its record; ending a session that holds nothing is no error. A session
@@ -21,6 +21,6 @@ export async function endSession(ctx: Context, sessionId: string): Promise<strin
     const record = await request(tx.objectStore(SESSIONS).getKey(sessionId));
     return record !== undefined || (await request(tx.objectStore(ITEMS).getKey(keysOf(sessionId)))) !== undefined;
   });
-  const removed = holds ? await transact(db, ITEM_STORES, "readwrite", (tx) => removeSession(tx, sessionId), ctx.durability) : { items: 0, bytes: 0 };
+  const removed = holds ? await changeTotals(ctx, db, (tx, totals) => removeSession(tx, totals, sessionId)) : { items: 0, bytes: 0 };
   return `{"sessionId":${quote(sessionId)},"deletedItems":${removed.items},"freedBytes":${removed.bytes}}`;
 }

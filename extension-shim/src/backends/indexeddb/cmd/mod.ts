@@ -13,7 +13,22 @@ import {
   SESSION_QUOTA_BYTES,
   TOUCH_GRANULARITY_MS,
 } from "../../../protocol.js";
-import { DATA, ITEMS, newSession, quotaOf, request, SESSIONS, transact, type Durability, type ItemRecord, type SessionRecord, type SessionTotals, type Totals } from "../store.js";
+import {
+  DATA,
+  ITEM_STORES,
+  ITEMS,
+  newSession,
+  quotaOf,
+  request,
+  SESSIONS,
+  Totals,
+  transact,
+  type Durability,
+  type ItemRecord,
+  type KnownTotals,
+  type SessionRecord,
+  type SessionTotals,
+} from "../store.js";
 import {
   checkPointer,
   checkSessionId,
@@ -49,6 +64,21 @@ export interface Context {
   storeQuota(): Promise<number>;
   /** How every read-write transaction commits (store.ts `Durability`). */
   durability: Durability;
+  /** Runs a change of the totals holding the writer lease (writer.ts), with what it knows of them in `db`. */
+  writing<T>(db: IDBDatabase, run: (known: KnownTotals | undefined) => Promise<T>): Promise<T>;
+}
+
+/**
+ * Runs `body` in one read-write transaction over ITEM_STORES, under the writer lease, with the totals as this
+ * context's earlier changes left them (`totals`); once it has committed, they are kept for the next change.
+ */
+export function changeTotals<T>(ctx: Context, db: IDBDatabase, body: (tx: IDBTransaction, totals: Totals) => Promise<T>): Promise<T> {
+  return ctx.writing(db, async (known) => {
+    let totals: Totals | undefined;
+    const result = await transact(db, ITEM_STORES, "readwrite", (tx) => body(tx, (totals = new Totals(tx, known))), ctx.durability);
+    totals?.keep();
+    return result;
+  });
 }
 
 /**
