@@ -21,7 +21,7 @@ import { MemoryStorage } from "./helpers/memory-storage.js";
 import { ItemNotFoundError, QuotaExceededError } from "../src/errors.js";
 import { IDB_HOST_VERSION } from "../src/backends/indexeddb/cmd/hello.js";
 import { ID_ALPHABET } from "../src/backends/indexeddb/json/index.js";
-import { MAX_ITEM_BYTES, ORPHAN_AFTER_MS, SESSION_QUOTA_BYTES, STORE_QUOTA_BYTES, TOUCH_GRANULARITY_MS } from "../src/protocol.js";
+import { MAX_ITEM_BYTES, MAX_REQUEST_BYTES, ORPHAN_AFTER_MS, SESSION_QUOTA_BYTES, STORE_QUOTA_BYTES, TOUCH_GRANULARITY_MS } from "../src/protocol.js";
 
 /** Sends a request object and parses the reply. */
 async function call(host: IdbHost, request: object): Promise<{ ok: boolean; result?: any; error?: any }> {
@@ -482,6 +482,25 @@ describe("the host's other promises", () => {
     // The first write's two ids; the second's, added on the guess that they are free (IndexedDB refuses the add);
     // then, careful, 16 draws of two that all find the key taken.
     assert.equal(draws, 2 + 2 + 16 * 2);
+  });
+
+  it("measures a large write's data in bytes of UTF-8 whether its request was counted as ASCII or not", async () => {
+    // Over a third of the request limit in UTF-16 units, so the request itself is counted first (host.ts #prepare).
+    const units = Math.ceil(MAX_REQUEST_BYTES / 3) + 10;
+    const host = new IdbHost({ indexedDB: new IDBFactory() });
+    for (const [text, bytes] of [
+      ["a".repeat(units), units + 2],
+      [`${"a".repeat(units - 1)}é`, units + 3],
+      [`${"é".repeat(1_000_000)}${"a".repeat(units - 1_000_000)}`, units + 1_000_000 + 2],
+    ] as const) {
+      const written = await call(host, { id: 1, op: "write", sessionId: "conv_m", data: text, description: "large" });
+      assert.equal(written.result.dataSize, bytes);
+      const appended = await call(host, { id: 2, op: "append", sessionId: "conv_m", storageKey: written.result.storageKey, data: "é" });
+      assert.equal(appended.result.dataSize, bytes + 2);
+      const updated = await call(host, { id: 3, op: "update", sessionId: "conv_m", storageKey: written.result.storageKey, data: text });
+      assert.equal(updated.result.dataSize, bytes);
+    }
+    host.close();
   });
 
   it("a generated key found taken is drawn again, and the write lands under a free one", async () => {

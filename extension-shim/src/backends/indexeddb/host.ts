@@ -362,9 +362,12 @@ export class IdbHost {
   #prepare(job: RequestJob): Prepared {
     const text = job.text;
     const refused = (id: string | undefined, error: HostError) => ({ answer: { id, outcome: { error } } });
-    // A UTF-16 unit is at most 3 bytes of UTF-8, so only a text over a third of the limit needs counting.
+    // A UTF-16 unit is at most 3 bytes of UTF-8, so only a text over a third of the limit needs counting. A text
+    // counted and found ASCII (as many bytes as units) holds data of as many bytes as characters, which the op
+    // then needn't count again (a 5 MB write's second pass over its data).
     const bytes = text.length > MAX_REQUEST_BYTES / 3 ? utf8Length(text) : 0;
     if (bytes > MAX_REQUEST_BYTES) return refused(idInHead(head(text)), oversized(bytes));
+    const ascii = bytes === text.length;
     let fields: Fields;
     try {
       fields = (job.stringified ? stringifiedFields(text) : undefined) ?? parseFields(text);
@@ -375,7 +378,7 @@ export class IdbHost {
     const id = usableId(fields);
     if (id === undefined) return refused(undefined, idError(fields));
     try {
-      return { id, ...this.#op(fields) };
+      return { id, ...this.#op(fields, ascii) };
     } catch (error) {
       return refused(id, asHostError(error));
     }
@@ -430,8 +433,11 @@ export class IdbHost {
     });
   }
 
-  /** Parses the op and its fields (every check before the database is touched): what runs it, or the change it makes. */
-  #op(fields: Fields): { run: () => Promise<ResultText> } | { change: Change } {
+  /**
+   * Parses the op and its fields (every check before the database is touched): what runs it, or the change it
+   * makes. `ascii`: the request's text was counted and is ASCII (see `dataOf`).
+   */
+  #op(fields: Fields, ascii: boolean): { run: () => Promise<ResultText> } | { change: Change } {
     const ctx = this.#context;
     const op = requiredString(fields.op, "op");
     const run = (answer: () => Promise<ResultText>) => ({ run: answer });
@@ -441,7 +447,7 @@ export class IdbHost {
         return run(() => ctx.storeQuota().then((storeQuota) => helloJson(hello, storeQuota)));
       }
       case "write":
-        return { change: write(ctx, parseWrite(fields)) };
+        return { change: write(ctx, parseWrite(fields, ascii)) };
       case "read": {
         if (fields.storageKeys !== undefined) {
           const cmd = parseReadMany(fields);
@@ -455,7 +461,7 @@ export class IdbHost {
         return run(() => list(ctx, cmd));
       }
       case "update":
-        return { change: update(ctx, parseUpdate(fields)) };
+        return { change: update(ctx, parseUpdate(fields, ascii)) };
       case "delete":
         return { change: deleteItem(ctx, parseDelete(fields)) };
       case "endSession": {
@@ -467,7 +473,7 @@ export class IdbHost {
         return run(() => stats(ctx, sessionId));
       }
       case "append":
-        return { change: append(ctx, parseAppend(fields)) };
+        return { change: append(ctx, parseAppend(fields, ascii)) };
       case "search": {
         const cmd = parseSearch(fields);
         return run(() => search(ctx, cmd));

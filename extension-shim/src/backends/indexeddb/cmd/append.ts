@@ -27,12 +27,12 @@ export interface Append {
   provenance: ProvenanceInput | undefined;
 }
 
-/** Checks the key, the pointer and that `data` is an array or a string. */
-export function parseAppend(fields: Fields): Append {
+/** Checks the key, the pointer and that `data` is an array or a string; `asciiRequest` as for `dataOf`. */
+export function parseAppend(fields: Fields, asciiRequest = false): Append {
   const sessionId = sessionIdOf(fields);
   const key = storageKeyIn(fields.storageKey, sessionId);
   const pointer = pointerOf(fields.pointer);
-  const data = dataOf(fields.data).text;
+  const data = dataOf(fields.data, asciiRequest).text;
   if (!data.startsWith("[") && !data.startsWith('"')) {
     throw HostError.invalidField(
       "data",

@@ -214,11 +214,14 @@ export interface Data {
   bytes: number;
 }
 
-/** Reads `data`: any JSON value but `null`, as its compact text of at most 5 MiB, measured once here. */
-export function dataOf(raw: string | undefined): Data {
+/**
+ * Reads `data`: any JSON value but `null`, as its compact text of at most 5 MiB, measured once here, or not at all
+ * when the whole request was found to be ASCII (`asciiRequest`, see host.ts `#prepare`): its size is then its length.
+ */
+export function dataOf(raw: string | undefined, asciiRequest = false): Data {
   if (raw === undefined) throw HostError.missingField("data", "any JSON value other than null");
   const compact = compactJson(raw);
-  const size = utf8Length(compact);
+  const size = asciiRequest ? compact.length : utf8Length(compact);
   if (size > MAX_ITEM_BYTES) {
     throw new HostError(
       "DataTooLargeError",

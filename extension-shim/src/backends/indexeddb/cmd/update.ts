@@ -25,8 +25,8 @@ export interface Update {
   provenance: ProvenanceInput | undefined;
 }
 
-/** Checks the key and whichever changes are given. */
-export function parseUpdate(fields: Fields): Update {
+/** Checks the key and whichever changes are given; `asciiRequest` as for `dataOf`. */
+export function parseUpdate(fields: Fields, asciiRequest = false): Update {
   const sessionId = sessionIdOf(fields);
   const key = storageKeyIn(fields.storageKey, sessionId);
   if (fields.data === undefined && fields.description === undefined && fields.customMetadata === undefined) {
@@ -37,7 +37,7 @@ export function parseUpdate(fields: Fields): Update {
   return {
     sessionId,
     storageKey: key,
-    data: fields.data === undefined ? undefined : dataOf(fields.data),
+    data: fields.data === undefined ? undefined : dataOf(fields.data, asciiRequest),
     description: fields.description === undefined ? undefined : descriptionOf(fields.description),
     customMetadata: customMetadataOf(fields.customMetadata),
     provenance: provenanceOf(fields.provenance, sessionId),

@@ -37,8 +37,8 @@ export interface Write {
   provenance: ProvenanceInput | undefined;
 }
 
-/** Checks every field of a `write` before the store is touched. */
-export function parseWrite(fields: Fields): Write {
+/** Checks every field of a `write` before the store is touched; `asciiRequest` as for `dataOf`. */
+export function parseWrite(fields: Fields, asciiRequest = false): Write {
   const sessionId = sessionIdOf(fields);
   const taskId = optionalString(fields.taskId, "taskId");
   const turnId = optionalString(fields.turnId, "turnId");
@@ -50,7 +50,7 @@ export function parseWrite(fields: Fields): Write {
     sessionId,
     taskId,
     turnId,
-    data: dataOf(fields.data),
+    data: dataOf(fields.data, asciiRequest),
     description: descriptionOf(fields.description),
     customMetadata: customMetadataOf(fields.customMetadata),
     provenance: provenanceOf(fields.provenance, sessionId),
