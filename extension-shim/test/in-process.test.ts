@@ -218,6 +218,8 @@ describe("stringifyRequest", () => {
       JSON.parse('{"__proto__": "own", "id": 11, "op": "x"}') as Record<string, unknown>,
       { "key\"with\\odd\u0001\ud800": long, id: 12, op: "x" },
       {},
+      { gone: undefined, fn: () => 1 },
+      { id: 13, last: undefined },
     ];
     for (const request of requests) assert.equal(stringifyRequest(request), JSON.stringify(request));
   });
