@@ -87,6 +87,7 @@ export function leasesWork(): boolean {
  * An exclusive lease asks every other holder to let go, as `withExclusiveLock` does.
  */
 export function holdLease(name: string, onLetGo: () => void, mode: LockMode = "shared"): Lease {
+  watchLifecycle();
   let letGo!: () => void;
   const held = new Promise<void>((resolve) => (letGo = resolve));
   let listeners = letGoListeners.get(name);
@@ -125,6 +126,29 @@ export function withExclusiveLock<T>(name: string, run: () => Promise<T>): Promi
   const done = withLock(name, "exclusive", run);
   askToLetGo(name);
   return done;
+}
+
+/** Whether this realm's leases are let go when its page is frozen or hidden (see watchLifecycle). */
+let watchingLifecycle = false;
+
+/**
+ * In a page (an extension page, a side panel), lets go of every lease when the page is about to be frozen (the Page
+ * Lifecycle API's `freeze`, fired at the document: Chrome's Energy Saver freezes a hidden page) or hidden for the
+ * back/forward cache (`pagehide`): a frozen page runs nothing, so it would hold its locks, and keep every other
+ * context's exclusive request waiting, until someone showed it again. Chrome freezes no page holding a lock that
+ * another context waits for, but a lease held idle is one that nobody waits for yet. Its next call takes a new
+ * lease. A worker has no document, and is stopped, not frozen (its locks then go with it).
+ */
+function watchLifecycle(): void {
+  if (watchingLifecycle) return;
+  const page = globalThis as { document?: EventTarget; addEventListener?: EventTarget["addEventListener"] };
+  if (page.document === undefined) return;
+  watchingLifecycle = true;
+  const letGoOfAll = () => {
+    for (const name of [...letGoListeners.keys()]) letGoHere(name);
+  };
+  page.document.addEventListener("freeze", letGoOfAll);
+  page.addEventListener?.("pagehide", letGoOfAll);
 }
 
 function letGoHere(name: string, except?: () => void): void {

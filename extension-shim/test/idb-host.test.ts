@@ -221,6 +221,38 @@ describe("the writer lease", () => {
   });
 });
 
+describe("a page's leases", () => {
+  it("are let go when the page is frozen or hidden, so that a frozen page keeps no other context waiting", async (t) => {
+    // A page as the Page Lifecycle API has it: `freeze` is fired at its document, `pagehide` at its window (here
+    // the global object, as in a page). Set before the realm's first lease in a page, when locks.ts listens.
+    const [document, window] = [new EventTarget(), new EventTarget()];
+    const global = globalThis as { document?: EventTarget; addEventListener?: EventTarget["addEventListener"] };
+    global.document = document;
+    global.addEventListener = window.addEventListener.bind(window);
+    const host = new IdbHost({ indexedDB: new IDBFactory() });
+    t.after(() => {
+      host.close();
+      delete global.document;
+      delete global.addEventListener;
+    });
+    const free = async () => {
+      await new Promise((settled) => setImmediate(settled));
+      return (await tryLock("llmCache.indexeddb.writer.llm-cache", "exclusive", async () => "free")) === "free";
+    };
+    for (const [target, event] of [
+      [document, "freeze"],
+      [window, "pagehide"],
+    ] as const) {
+      assert.ok((await call(host, { id: 1, op: "write", sessionId: "conv_f", data: 1, description: event })).ok);
+      assert.equal(await free(), false, `the writer lease is held after a write, before ${event}`);
+      target.dispatchEvent(new Event(event));
+      assert.equal(await free(), true, `and let go at ${event}`);
+    }
+    const stats = await call(host, { id: 2, op: "stats", sessionId: "conv_f" });
+    assert.equal(stats.result.itemCount, 2, "the writes after a let-go took the lease again");
+  });
+});
+
 describe("the store-wide quota", () => {
   /** The store's running total as the database keeps it, and the sum it must equal. */
   async function totals(factory: IDBFactory, name = "llm-cache"): Promise<{ kept: unknown; sum: number }> {
