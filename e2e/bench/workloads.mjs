@@ -29,14 +29,20 @@ export function defineBenchmarks() {
   // - routedNoHost: createLlmCache() naming a host that isn't installed, so that it routes every session to its
   //   IndexedDB fallback, as the default cache does in a browser without the host;
   // - indexeddbStrict: the IndexedDB backend alone, committing with durability "strict".
-  // Made on first use, so that a run of one group makes only the caches it times.
+  // Made on first use, so that a run of one group makes only the caches it times. The two backends alone have a
+  // database each, as the floors do: in one database the caches, taking turns round by round, would hand the
+  // backend's writer lease (backends/indexeddb/writer.ts) to each other at every row, as two contexts of an
+  // extension that write by turns do, and one extension's cache doesn't.
   const makers = {
     host: () => globalThis.llmCache.client,
-    indexeddb: () => globalThis.llmCache.createLlmCache({ backend: "indexeddb" }).client,
+    indexeddb: () => inBrowserOnly("bench-indexeddb", "relaxed"),
     hostAlone: () => globalThis.llmCache.createLlmCache({ fallback: false }).client,
     routedNoHost: () => globalThis.llmCache.createLlmCache({ hostName: "com.browserx.absent_bench" }).client,
-    indexeddbStrict: () => globalThis.llmCache.createLlmCache({ backend: "indexeddb", durability: "strict" }).client,
+    indexeddbStrict: () => inBrowserOnly("bench-indexeddb-strict", "strict"),
   };
+  const inBrowserOnly = (databaseName, durability) =>
+    globalThis.llmCache.createLlmCache({ backend: "indexeddb", indexedDb: () => new globalThis.llmCache.IndexedDbBackend({ databaseName, durability }) })
+      .client;
   const clients = {};
   const client = (backend = "host") => (clients[backend] ??= makers[backend]());
   globalThis.servingBackend = async (backend) => (await client(backend).status()).backend;

@@ -10,7 +10,7 @@
 //
 // `tool` returns at most 256 KB of data per read (bigger values are described instead, as an LLM needs);
 // `client.read` returns any item whole, reassembled from the host's 1 MiB chunks.
-import { browserxTools, createLlmCache, DEMO_EXTENSION_ID, NATIVE_HOST_NAME, CACHE_SYSTEM_PROMPT } from "./lib/index.js";
+import { browserxTools, createLlmCache, DEMO_EXTENSION_ID, IndexedDbBackend, NATIVE_HOST_NAME, CACHE_SYSTEM_PROMPT } from "./lib/index.js";
 
 const cache = createLlmCache();
 // Both tools as browserx registers them: { llmCache, browserStorage }, each { definition, handler }.
@@ -39,6 +39,7 @@ globalThis.llmCache = {
   browserx,
   demo,
   createLlmCache,
+  IndexedDbBackend,
   hostName: NATIVE_HOST_NAME,
   extensionId: DEMO_EXTENSION_ID,
   systemPrompt: CACHE_SYSTEM_PROMPT,
