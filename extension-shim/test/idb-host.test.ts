@@ -12,10 +12,12 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { IDBDatabase as FakeIDBDatabase, IDBFactory, IDBObjectStore } from "fake-indexeddb";
-import { LEASE_IDLE_MS, tryLock } from "../src/locks.js";
+import { LEASE_IDLE_MS } from "../src/locks.js";
+import { writerLockName } from "../src/backends/indexeddb/writer.js";
+import { lockIsFree } from "./helpers/locks.js";
 import { InProcessBackend } from "../src/backends/in-process.js";
 import { IdbHost, storeQuotaFrom, type StorageEstimate } from "../src/backends/indexeddb/host.js";
-import { COUNTERS, SESSIONS, STORE_TOTAL, type Durability } from "../src/backends/indexeddb/store.js";
+import { COUNTERS, DATABASE_NAME, SESSIONS, STORE_TOTAL, type Durability } from "../src/backends/indexeddb/store.js";
 import { createLlmCache } from "../src/llm-cache.js";
 import { MemoryStorage } from "./helpers/memory-storage.js";
 import { ItemNotFoundError, QuotaExceededError } from "../src/errors.js";
@@ -162,7 +164,7 @@ describe("several contexts of one extension", () => {
 });
 
 describe("the writer lease", () => {
-  const LOCK = "llmCache.indexeddb.writer.llm-cache";
+  const LOCK = writerLockName(DATABASE_NAME);
 
   it("lets a context that keeps changing read the session's and the store's totals once, not per write", async (t) => {
     const host = new IdbHost({ indexedDB: new IDBFactory() });
@@ -208,11 +210,8 @@ describe("the writer lease", () => {
     const host = new IdbHost({ indexedDB: new IDBFactory() });
     t.after(() => host.close());
     assert.ok((await call(host, write("conv_i", "turn0001", 1))).ok);
-    // Whether another context could take the lease now (see routing.test.ts's lease test for the setImmediate).
-    const free = async () => {
-      await new Promise((settled) => setImmediate(settled));
-      return (await tryLock(LOCK, "exclusive", async () => "free")) === "free";
-    };
+    // Whether another context could take the lease now.
+    const free = () => lockIsFree(LOCK);
     assert.equal(await free(), false, "held after the write");
     t.mock.timers.tick(LEASE_IDLE_MS - 1);
     assert.equal(await free(), false, "and still just before the idle time");
@@ -235,10 +234,7 @@ describe("a page's leases", () => {
       delete global.document;
       delete global.addEventListener;
     });
-    const free = async () => {
-      await new Promise((settled) => setImmediate(settled));
-      return (await tryLock("llmCache.indexeddb.writer.llm-cache", "exclusive", async () => "free")) === "free";
-    };
+    const free = () => lockIsFree(writerLockName(DATABASE_NAME));
     for (const [target, event] of [
       [document, "freeze"],
       [window, "pagehide"],

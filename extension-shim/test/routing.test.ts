@@ -18,7 +18,7 @@ import { InProcessBackend } from "../src/backends/in-process.js";
 import { DEMO_EXTENSION_ID } from "../src/demo-extension.js";
 import { InvalidRequestError, StorageUnavailableError } from "../src/errors.js";
 import { createLlmCache, type LlmCache } from "../src/llm-cache.js";
-import { tryLock } from "../src/locks.js";
+import { lockIsFree } from "./helpers/locks.js";
 import { HOST_RECHECK_MS, LEASE_IDLE_MS, ROUTE_PREFIX, sessionLockName } from "../src/routing.js";
 import type { KeyValueStore } from "../src/storage-area.js";
 import { PENDING_END_SESSION_PREFIXES } from "../src/session.js";
@@ -546,12 +546,7 @@ describe("routing at the backends' speed", () => {
     await cache.client.write({ sessionId, data: { n: 0 }, description: "makes the route" });
     await cache.client.list({ sessionId });
     const name = sessionLockName(sessionId);
-    // Whether the lock could be taken exclusively now, once what was under way when asked has run its course (a
-    // lease let go is released a few promise steps later; setImmediate runs after all of them, and is not mocked).
-    const free = async () => {
-      await new Promise((settled) => setImmediate(settled));
-      return (await tryLock(name, "exclusive", async () => "free")) === "free";
-    };
+    const free = () => lockIsFree(name);
     assert.equal(await free(), false, "the list's lease is held after it");
     t.mock.timers.tick(LEASE_IDLE_MS - 1);
     assert.equal(await free(), false, "and still just before the idle time");

@@ -30,13 +30,18 @@ interface Held {
   idle: ReturnType<typeof setTimeout> | undefined;
 }
 
+/** The Web Lock's name of the writer lease of the database `databaseName`. */
+export function writerLockName(databaseName: string): string {
+  return `llmCache.indexeddb.writer.${databaseName}`;
+}
+
 export class WriterLease {
   readonly #name: string;
   #held: Held | undefined;
 
   /** The lease of the database `databaseName`. */
   constructor(databaseName: string) {
-    this.#name = `llmCache.indexeddb.writer.${databaseName}`;
+    this.#name = writerLockName(databaseName);
   }
 
   /**
