@@ -11,7 +11,7 @@ import "fake-indexeddb/auto";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { IDBDatabase as FakeIDBDatabase, IDBFactory, IDBObjectStore } from "fake-indexeddb";
+import { IDBDatabase as FakeIDBDatabase, IDBFactory, IDBIndex, IDBObjectStore } from "fake-indexeddb";
 import { LEASE_IDLE_MS } from "../src/locks.js";
 import { writerLockName } from "../src/backends/indexeddb/writer.js";
 import { lockIsFree } from "./helpers/locks.js";
@@ -409,6 +409,28 @@ describe("time", () => {
     // Its data went with it: the key is free, and a new session starts from nothing.
     assert.equal((await call(host, write("conv_idle", "turn0001", "again"))).result.dataSize, 7);
     assert.equal((await call(host, { id: 4, op: "stats", sessionId: "conv_idle" })).result.totalSize, 7);
+  });
+
+  it("keeps a session another context read between the sweep's look and its removal, whatever the writer knew", async (t) => {
+    let now = 1_800_000_000_000;
+    const host = new IdbHost({ indexedDB: new IDBFactory(), now: () => now });
+    t.after(() => host.close());
+    // The write leaves the host holding the writer lease, with the session's record (last accessed now) known.
+    assert.ok((await call(host, write("conv_read", "turn0001", "a"))).ok);
+    now += ORPHAN_AFTER_MS;
+    // While the sweep looks for idle sessions, another context reads this one: its refresh of lastAccessedAt (what
+    // touch() commits, without the writer lease) is queued before the sweep's removal, and so runs first.
+    const openKeyCursor = IDBIndex.prototype.openKeyCursor;
+    IDBIndex.prototype.openKeyCursor = function (this: IDBIndex, ...args: Parameters<typeof openKeyCursor>) {
+      const found = openKeyCursor.apply(this, args);
+      const sessions = this.objectStore.transaction.db.transaction([SESSIONS], "readwrite").objectStore(SESSIONS);
+      const reading = sessions.get("conv_read");
+      reading.onsuccess = () => sessions.put({ ...reading.result, lastAccessedAt: now });
+      return found;
+    };
+    t.after(() => (IDBIndex.prototype.openKeyCursor = openKeyCursor));
+    assert.equal(await host.maintain(), 0);
+    assert.equal((await call(host, { id: 1, op: "stats", sessionId: "conv_read" })).result.itemCount, 1);
   });
 
   it("refreshes lastAccessedAt on reads only once it is a minute old", async () => {

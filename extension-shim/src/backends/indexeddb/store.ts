@@ -283,6 +283,8 @@ const MAX_KNOWN_SESSIONS = 1024;
  * The session records and the store's running total as this context's last committed changes left them: kept only
  * while the context holds the writer lease (writer.ts), when no other context changes them, so that a change reads
  * them from here rather than from the database, a round trip less per write. A record known absent is `undefined`.
+ * A record's `lastAccessedAt` may be older than the database's, since a read refreshes it (`touch`, cmd/mod.ts)
+ * without the lease: every change sets it to now anyway, and the orphan sweep reads it from the database.
  */
 export class KnownTotals {
   readonly sessions = new Map<string, SessionRecord | undefined>();
