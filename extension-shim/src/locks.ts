@@ -113,6 +113,63 @@ export function holdLease(name: string, onLetGo: () => void, mode: LockMode = "s
 }
 
 /**
+ * A lease as its owner keeps it: used by calls (`use`), let go once none uses it after someone asked (a let-go
+ * message, the page frozen), after LEASE_IDLE_MS unused, or when its owner drops it. `onDrop` runs once, when it is
+ * dropped, so that the owner forgets it and what it knew under it: its next call takes a new lease.
+ */
+export class KeptLease {
+  readonly #lease: Lease;
+  readonly #onDrop: () => void;
+  /** Calls under way: the lease is let go only when none is, so that none of them is cut short. */
+  #uses = 0;
+  #dropped = false;
+  #idle: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(name: string, mode: LockMode, onDrop: () => void) {
+    this.#onDrop = onDrop;
+    this.#lease = holdLease(name, () => this.drop(), mode);
+  }
+
+  /** Settles once the lock is held. */
+  get granted(): Promise<void> {
+    return this.#lease.granted;
+  }
+
+  /** Runs `run` as a call on the lease: it is not let go before `run` is done. */
+  async use<T>(run: () => Promise<T>): Promise<T> {
+    this.#uses++;
+    clearTimeout(this.#idle);
+    try {
+      return await run();
+    } finally {
+      this.#uses--;
+      this.#settle();
+    }
+  }
+
+  /** Forgets the lease (`onDrop`) and lets it go once no call uses it. */
+  drop(): void {
+    if (!this.#dropped) {
+      this.#dropped = true;
+      this.#onDrop();
+    }
+    this.#settle();
+  }
+
+  #settle(): void {
+    if (this.#uses > 0) return;
+    clearTimeout(this.#idle);
+    if (this.#dropped) {
+      this.#lease.release();
+      return;
+    }
+    this.#idle = setTimeout(() => this.drop(), LEASE_IDLE_MS);
+    // In Node (the tests) a lease nobody uses must not keep the process alive; browsers have no unref.
+    (this.#idle as { unref?: () => void }).unref?.();
+  }
+}
+
+/**
  * Asks every lease of `name`, in this context and the others, to let go. Called right after the exclusive
  * request is made, so that a lease taken by anyone who hears this waits behind that request.
  */

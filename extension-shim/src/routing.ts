@@ -86,7 +86,7 @@ import type {
   WriteRequest,
 } from "./protocol.js";
 import { LIST_DEFAULT_LIMIT, NATIVE_HOST_NAME } from "./protocol.js";
-import { holdLease, LEASE_IDLE_MS, leasesWork, withExclusiveLock, withLock, type Lease } from "./locks.js";
+import { KeptLease, leasesWork, withExclusiveLock, withLock } from "./locks.js";
 import { IN_BROWSER_CHOSEN, hostProblemText, type CacheStatus, type StatusOptions } from "./status.js";
 import type { KeyValueStore } from "./storage-area.js";
 
@@ -147,17 +147,11 @@ interface SessionRecords {
   owing: Set<BackendKind>;
 }
 
-/** A context's shared hold on a session's lock, with what it read under it and the calls that use it. */
+/** A context's shared hold on a session's lock, with what it read under it. */
 interface SessionLease {
-  lease: Lease;
+  kept: KeptLease;
   /** What the store said once the lease was granted; nobody can change it while the lease is held. */
   records: Promise<SessionRecords>;
-  /** Calls under way on this lease: it is let go only when none is, so none of them is cut short. */
-  calls: number;
-  /** Set when someone asked to let go (or after the idle time): the next call takes a new lease. */
-  dropped: boolean;
-  /** The idle timer that lets the lease go once nothing has used it for LEASE_IDLE_MS. */
-  idle: ReturnType<typeof setTimeout> | undefined;
 }
 
 /** One backend's part in ending a session. `required`: it holds the session, so its cleanup must happen. */
@@ -442,7 +436,7 @@ export class RoutingBackend implements CacheBackend {
 
   close(): void {
     this.#closed = true;
-    for (const [sessionId, held] of this.#leases) this.#drop(sessionId, held);
+    for (const held of this.#leases.values()) held.kept.drop();
     for (const backend of this.backends) backend.close();
   }
 
@@ -545,45 +539,19 @@ export class RoutingBackend implements CacheBackend {
   async #underLease<T>(sessionId: string, run: (records: SessionRecords) => Promise<T>): Promise<T> {
     if (!this.#leasing) return withLock(sessionLockName(sessionId), "shared", async () => run(await this.#records(sessionId)));
     const held = this.#leases.get(sessionId) ?? this.#takeLease(sessionId);
-    held.calls++;
-    clearTimeout(held.idle);
-    try {
-      return await run(await held.records);
-    } finally {
-      held.calls--;
-      this.#settleLease(sessionId, held);
-    }
+    return held.kept.use(async () => run(await held.records));
   }
 
   /** Takes the session's lease, and reads its records once it is granted. */
   #takeLease(sessionId: string): SessionLease {
-    const held: SessionLease = { lease: undefined as unknown as Lease, records: undefined as unknown as Promise<SessionRecords>, calls: 0, dropped: false, idle: undefined };
-    held.lease = holdLease(sessionLockName(sessionId), () => this.#drop(sessionId, held));
-    held.records = held.lease.granted.then(() => this.#records(sessionId));
+    const kept = new KeptLease(sessionLockName(sessionId), "shared", () => {
+      if (this.#leases.get(sessionId) === held) this.#leases.delete(sessionId);
+    });
+    const held: SessionLease = { kept, records: kept.granted.then(() => this.#records(sessionId)) };
     // A store that failed to answer leaves nothing known: the next call takes a new lease and asks again.
-    held.records.catch(() => this.#drop(sessionId, held));
+    held.records.catch(() => kept.drop());
     this.#leases.set(sessionId, held);
     return held;
-  }
-
-  /** Forgets what the lease knew, so the next call takes a new one, and lets it go once no call uses it. */
-  #drop(sessionId: string, held: SessionLease): void {
-    held.dropped = true;
-    if (this.#leases.get(sessionId) === held) this.#leases.delete(sessionId);
-    this.#settleLease(sessionId, held);
-  }
-
-  /** After a call: lets a dropped lease go once no call uses it, and starts an idle lease's timer. */
-  #settleLease(sessionId: string, held: SessionLease): void {
-    if (held.calls > 0) return;
-    clearTimeout(held.idle);
-    if (held.dropped) {
-      held.lease.release();
-      return;
-    }
-    held.idle = setTimeout(() => this.#drop(sessionId, held), LEASE_IDLE_MS);
-    // In Node (the tests) a lease nobody uses must not keep the process alive; browsers have no unref.
-    (held.idle as { unref?: () => void }).unref?.();
   }
 
   /**

@@ -14,20 +14,15 @@
  * The host needs none of this: one process owns its LMDB store, and reading a total there costs no round trip.
  */
 
-import { holdLease, LEASE_IDLE_MS, leasesWork, type Lease } from "../../locks.js";
+import { KeptLease, leasesWork } from "../../locks.js";
 import { KnownTotals } from "./store.js";
 
-/** The lease held (or asked for) and what it knows. */
+/** The lease this context holds (or has asked for), and what it knows under it. */
 interface Held {
-  lease: Lease;
+  kept: KeptLease;
   /** The database connection `known` is of: a new connection (the old one closed) starts knowing nothing. */
   db: IDBDatabase | undefined;
   known: KnownTotals;
-  /** Calls under way under it. */
-  uses: number;
-  /** Asked to let go (or idle): released once no call uses it, and never used by a new call. */
-  dropped: boolean;
-  idle: ReturnType<typeof setTimeout> | undefined;
 }
 
 /** The Web Lock's name of the writer lease of the database `databaseName`. */
@@ -51,45 +46,24 @@ export class WriterLease {
   async using<T>(db: IDBDatabase, run: (known: KnownTotals | undefined) => Promise<T>): Promise<T> {
     if (!leasesWork()) return run(undefined);
     const held = this.#held ?? this.#take();
-    held.uses++;
-    clearTimeout(held.idle);
-    try {
-      await held.lease.granted;
+    return held.kept.use(async () => {
+      await held.kept.granted;
       if (held.db !== db) [held.db, held.known] = [db, new KnownTotals()];
-      return await run(held.known);
-    } finally {
-      held.uses--;
-      this.#settle(held);
-    }
+      return run(held.known);
+    });
   }
 
   /** Lets the lease go once no call uses it, forgetting what it knew (the host closing). */
   release(): void {
-    if (this.#held) this.#drop(this.#held);
+    this.#held?.kept.drop();
   }
 
   #take(): Held {
-    const held: Held = { lease: undefined as unknown as Lease, db: undefined, known: new KnownTotals(), uses: 0, dropped: false, idle: undefined };
-    held.lease = holdLease(this.#name, () => this.#drop(held), "exclusive");
+    const kept = new KeptLease(this.#name, "exclusive", () => {
+      if (this.#held === held) this.#held = undefined;
+    });
+    const held: Held = { kept, db: undefined, known: new KnownTotals() };
     this.#held = held;
     return held;
-  }
-
-  #drop(held: Held): void {
-    held.dropped = true;
-    if (this.#held === held) this.#held = undefined;
-    this.#settle(held);
-  }
-
-  #settle(held: Held): void {
-    if (held.uses > 0) return;
-    clearTimeout(held.idle);
-    if (held.dropped) {
-      held.lease.release();
-      return;
-    }
-    held.idle = setTimeout(() => this.#drop(held), LEASE_IDLE_MS);
-    // In Node (the tests) a lease nobody uses must not keep the process alive; browsers have no unref.
-    (held.idle as { unref?: () => void }).unref?.();
   }
 }
