@@ -301,11 +301,9 @@ export class KnownTotals {
 export class Totals {
   readonly #tx: IDBTransaction;
   readonly #known: KnownTotals | undefined;
+  /** Each record as this transaction has read or left it, and the store's total: what `keep` hands on. */
   readonly #sessions = new Map<string, Promise<SessionRecord | undefined>>();
   #store: Promise<number> | undefined;
-  /** The records and the store's total as this transaction has read or left them, for `keep`. */
-  readonly #seen = new Map<string, SessionRecord | undefined>();
-  #seenStore: number | undefined;
 
   constructor(tx: IDBTransaction, known?: KnownTotals) {
     this.#tx = tx;
@@ -329,19 +327,14 @@ export class Totals {
           ? Promise.resolve(known.get(sessionId))
           : (request(this.#tx.objectStore(SESSIONS).get(sessionId)) as Promise<SessionRecord | undefined>);
       this.#sessions.set(sessionId, read);
-      void read.then((record) => this.#seen.has(sessionId) || this.#seen.set(sessionId, record), () => undefined);
     }
     const record = await read;
     return record === undefined ? undefined : { ...record };
   }
 
   #storeTotal(): Promise<number> {
-    if (this.#store === undefined) {
-      const known = this.#known?.store;
-      this.#store = known === undefined ? storeTotal(this.#tx) : Promise.resolve(known);
-      void this.#store.then((total) => (this.#seenStore ??= total), () => undefined);
-    }
-    return this.#store;
+    const known = this.#known?.store;
+    return (this.#store ??= known === undefined ? storeTotal(this.#tx) : Promise.resolve(known));
   }
 
   /** Saves a session's totals, or removes its record when it holds no item, as the host's `put_session`. */
@@ -351,7 +344,6 @@ export class Totals {
     if (kept === undefined) sessions.delete(record.sessionId);
     else sessions.put(kept);
     this.#sessions.set(record.sessionId, Promise.resolve(kept));
-    this.#seen.set(record.sessionId, kept);
   }
 
   /** Moves the store's running total, which was `total`, by `delta` bytes, as a session's total moved. */
@@ -360,16 +352,18 @@ export class Totals {
     const moved = Math.max(total + delta, 0);
     this.#tx.objectStore(COUNTERS).put(moved, STORE_TOTAL);
     this.#store = Promise.resolve(moved);
-    this.#seenStore = moved;
   }
 
-  /** After the transaction has committed: `known` learns what it left (and nothing, if it failed). */
-  keep(): void {
+  /**
+   * After the transaction has committed: `known` learns what it left (and nothing, if it failed). Every read it
+   * made has been answered by then, so this waits on nothing but settled promises.
+   */
+  async keep(): Promise<void> {
     const known = this.#known;
     if (known === undefined) return;
-    if (known.sessions.size + this.#seen.size > MAX_KNOWN_SESSIONS) known.sessions.clear();
-    for (const [sessionId, record] of this.#seen) known.sessions.set(sessionId, record);
-    if (this.#seenStore !== undefined) known.store = this.#seenStore;
+    if (known.sessions.size + this.#sessions.size > MAX_KNOWN_SESSIONS) known.sessions.clear();
+    for (const [sessionId, record] of this.#sessions) known.sessions.set(sessionId, await record);
+    if (this.#store !== undefined) known.store = await this.#store;
   }
 }
 

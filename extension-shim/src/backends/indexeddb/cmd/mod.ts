@@ -76,7 +76,7 @@ export function changeTotals<T>(ctx: Context, db: IDBDatabase, body: (tx: IDBTra
   return ctx.writing(db, async (known) => {
     let totals: Totals | undefined;
     const result = await transact(db, ITEM_STORES, "readwrite", (tx) => body(tx, (totals = new Totals(tx, known))), ctx.durability);
-    totals?.keep();
+    await totals?.keep();
     return result;
   });
 }
