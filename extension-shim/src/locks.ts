@@ -185,6 +185,19 @@ export function withExclusiveLock<T>(name: string, run: () => Promise<T>): Promi
   return done;
 }
 
+/**
+ * Whether no exclusive request of `name` waits, asked by its exclusive holder right after it asked for a lease of
+ * it (in the same turn, so the browser has both requests in that order). Requests are granted in the order made,
+ * so when none waits, the lease is granted next, before anyone else can hold the lock exclusively, and what the
+ * holder leaves is what the lease finds: it needs to read nothing again. An exclusive request made later waits
+ * behind the lease, and asks it to let go.
+ */
+export async function nothingExclusiveWaits(name: string): Promise<boolean> {
+  const locks = webLocks();
+  const waiting = locks ? ((await locks.query()).pending ?? []).filter((request) => request.name === name) : (localLocks.get(name)?.waiting ?? []);
+  return waiting.every((request) => request.mode === "shared");
+}
+
 /** Whether this realm's leases are let go when its page is frozen or hidden (see watchLifecycle). */
 let watchingLifecycle = false;
 

@@ -23,8 +23,14 @@
  *   before the end (and is ended by it) or starts after it, as the first write of the session's next life.
  *   A lease unused for LEASE_IDLE_MS is let go, so a worker with nothing to do holds nothing and can sleep.
  * - Writes sent at once to a new session share one exclusive section per context: one of them makes the route
- *   with its write, and the others join it and go together once the route is made, under the same hold, so the
- *   backends' group commits work through the router as they do alone.
+ *   with its write, and the others join it and go with that write once the route is chosen, under the same hold,
+ *   each acknowledged once the route is kept, so the backends' group commits work through the router as they do
+ *   alone. If any of them lands, the route stays; if none does, it goes. A write to a session this context has not
+ *   met (none of the last SESSIONS_REMEMBERED it held a lease or section of) goes to that section at once, without
+ *   a lease that would only find no route: a new session's first write needs the section anyway, and one already
+ *   routed elsewhere costs it the same reads. The section hands its hold over to a lease: asked for before it lets
+ *   go, and knowing what the section left when no other context's exclusive request waits before it
+ *   (locks.ts nothingExclusiveWaits), so the calls that follow a first write read nothing from the store.
  * - A route to a backend that is down gives that backend's StorageUnavailableError, for writes and reads
  *   alike: the session's items are there, so answering from the other backend (an empty `list`) would hide them.
  * - New sessions go to the host when its handshake succeeds. Whether it does is known from the handshakes
@@ -86,7 +92,7 @@ import type {
   WriteRequest,
 } from "./protocol.js";
 import { LIST_DEFAULT_LIMIT, NATIVE_HOST_NAME } from "./protocol.js";
-import { KeptLease, leasesWork, withExclusiveLock, withLock } from "./locks.js";
+import { KeptLease, leasesWork, nothingExclusiveWaits, withExclusiveLock, withLock } from "./locks.js";
 import { IN_BROWSER_CHOSEN, hostProblemText, type CacheStatus, type StatusOptions } from "./status.js";
 import type { KeyValueStore } from "./storage-area.js";
 
@@ -111,6 +117,13 @@ export const PENDING_END_SESSION_PREFIXES: Record<BackendKind, string> = {
 
 /** How long a context keeps a session's lease (and the route it knows under it) after its last call. */
 export { LEASE_IDLE_MS } from "./locks.js";
+
+/**
+ * How many sessions a context remembers having held a lease or section of. A write to one it doesn't remember
+ * goes to the exclusive section at once (see the rules above); one it does takes a lease, so that two contexts
+ * writing to one session don't take the section turn about.
+ */
+export const SESSIONS_REMEMBERED = 1024;
 
 /** How many route records one pruning run looks at; the next run goes on after the last one. */
 export const ROUTE_PRUNE_PAGE = 100;
@@ -154,11 +167,11 @@ interface SessionLease {
   records: Promise<SessionRecords>;
 }
 
+/** How ending a session went on one backend. */
+type EndOutcome = { backend: BackendKind } & ({ ok: true; result: EndSessionResult } | { ok: false; error: unknown });
+
 /** One backend's part in ending a session. `required`: it holds the session, so its cleanup must happen. */
-export type EndSessionAttempt = { backend: BackendKind; required: boolean } & (
-  | { ok: true; result: EndSessionResult }
-  | { ok: false; error: unknown }
-);
+export type EndSessionAttempt = EndOutcome & { required: boolean };
 
 /** What is done with a session's end attempts while its lock is still held (session.ts remembers the failed ones). */
 export type SettleAttempts = (attempts: EndSessionAttempt[]) => Promise<void>;
@@ -209,6 +222,8 @@ export class RoutingBackend implements CacheBackend {
    * write and the rest go together under the same hold.
    */
   readonly #exclusive = new Map<string, Section>();
+  /** The sessions this context held a lease or section of, the last SESSIONS_REMEMBERED of them, oldest first. */
+  readonly #met = new Set<string>();
 
   constructor(options: RoutingOptions) {
     if (!options.host && !options.fallback) throw new TypeError("RoutingBackend needs a host or a fallback backend");
@@ -308,7 +323,7 @@ export class RoutingBackend implements CacheBackend {
     return this.#change(
       sessionId,
       (backend) => backend.write(request, options),
-      (owing) => this.#firstWrite(request, owing, options),
+      (owing, together) => this.#firstWrite(request, owing, together, options),
     );
   }
 
@@ -373,13 +388,19 @@ export class RoutingBackend implements CacheBackend {
    */
   async endSessionEach(sessionId: string, options?: RequestOptions, settle?: SettleAttempts): Promise<EndSessionAttempt[]> {
     const end = async () => {
-      const holder = (await this.#routed(sessionId)) ?? (await this.#newSessionBackend(false));
-      const others = this.backends.filter((backend) => backend !== holder && this.#isUp(backend));
+      this.#met.delete(sessionId);
+      const routed = this.#routed(sessionId);
       // The route goes as the backends end the session: nobody reads it before the lock is let go.
-      const [attempts] = await Promise.all([
-        Promise.all([holder, ...others].map((backend) => endOn(backend, sessionId, backend === holder, options))),
-        this.backends.length > 1 ? this.#storage.remove(ROUTE_PREFIX + sessionId) : undefined,
-      ]);
+      const removed = this.backends.length > 1 ? routed.then(() => this.#storage.remove(ROUTE_PREFIX + sessionId)) : routed;
+      // Where every backend is up, each is told at once, and the route, read meanwhile, only says which must
+      // answer. Otherwise it also says whether the one that is down must be: it must if it holds the session.
+      const everyUp = this.backends.every((backend) => this.#isUp(backend));
+      const told = everyUp ? this.backends.map((backend) => endOn(backend, sessionId, options)) : undefined;
+      const [route] = await Promise.all([routed, removed]);
+      const holder = route ?? (await this.#newSessionBackend(false));
+      const others = this.backends.filter((backend) => backend !== holder && this.#isUp(backend));
+      const outcomes = await Promise.all(told ?? [holder, ...others].map((backend) => endOn(backend, sessionId, options)));
+      const attempts = outcomes.map((outcome) => ({ ...outcome, required: outcome.backend === holder.kind }));
       await settle?.(attempts);
       return attempts;
     };
@@ -542,12 +563,19 @@ export class RoutingBackend implements CacheBackend {
     return held.kept.use(async () => run(await held.records));
   }
 
-  /** Takes the session's lease, and reads its records once it is granted. */
-  #takeLease(sessionId: string): SessionLease {
-    const kept = new KeptLease(sessionLockName(sessionId), "shared", () => {
+  /**
+   * Takes the session's lease, and reads its records once it is granted. An exclusive section handing its hold
+   * over says what it `left`: the lease knows that without reading, if nobody can hold the lock in between.
+   */
+  #takeLease(sessionId: string, left?: SessionRecords): SessionLease {
+    const name = sessionLockName(sessionId);
+    const kept = new KeptLease(name, "shared", () => {
       if (this.#leases.get(sessionId) === held) this.#leases.delete(sessionId);
     });
-    const held: SessionLease = { kept, records: kept.granted.then(() => this.#records(sessionId)) };
+    const handedOver = left && nothingExclusiveWaits(name);
+    const records = kept.granted.then(async () => (left && (await handedOver) ? left : this.#records(sessionId)));
+    const held: SessionLease = { kept, records };
+    this.#meet(sessionId);
     // A store that failed to answer leaves nothing known: the next call takes a new lease and asks again.
     held.records.catch(() => kept.drop());
     this.#leases.set(sessionId, held);
@@ -564,64 +592,79 @@ export class RoutingBackend implements CacheBackend {
    * of its earlier life that met a StorageUnavailableError: a full disk, a transient IndexedDB failure), take an
    * exclusive section: the route is made there, or the cleanup sent first. The backend's connection may have
    * outlived the failure, so no new connection would send it before this change; sent any later, it would
-   * remove what this change was acknowledged for. One exclusive section per session runs at a time in this
-   * context; changes that need one meanwhile join it, and are sent together once it has left a route, still
-   * under its hold, so that a burst of writes to a new session is one first write and then writes the backend
-   * commits as a group. If it left none (its first write was refused), they try again as they came.
+   * remove what this change was acknowledged for. A write to a session this context has not met goes to the
+   * section at once (see SESSIONS_REMEMBERED). One exclusive section per session runs at a time in this context;
+   * changes that come meanwhile join it and are sent under its hold: with a first write, as soon as the route is
+   * chosen, so that a burst of writes to a new session makes one route and reaches the backend as one group;
+   * otherwise once it has left a route. If it left none (no write of it landed), they try again as they came.
    */
   async #change<T>(
     sessionId: string,
     send: (backend: CacheBackend) => Promise<T>,
-    first?: (owing: Set<BackendKind>) => Promise<{ backend: CacheBackend; result: T }>,
+    first?: FirstWrite<T>,
   ): Promise<T> {
     // A sessionId that isn't a string can have no route or cleanup; the backend's own check names the problem.
     if (typeof sessionId !== "string") return send(await this.#newSessionBackend(false));
     // Each turn answers, or finds the section it joined left no route to go by.
     for (;;) {
-      const sent = await this.#underLease(sessionId, async ({ routed, owing }) => {
-        if (!routed && first) return undefined;
-        const backend = routed ?? (await this.#newSessionBackend(false));
-        return owing.has(backend.kind) ? undefined : { result: await send(backend) };
-      });
-      if (sent) return sent.result;
-      const under = this.#exclusive.get(sessionId);
-      const joined = under ? await join(under, send) : await this.#exclusiveSection(sessionId, send, first);
+      let section = this.#exclusive.get(sessionId);
+      // With one backend there is no route to make: a first write is an ordinary change.
+      const unmet = first !== undefined && this.backends.length > 1 && this.#leasing && !this.#leases.has(sessionId) && !this.#met.has(sessionId);
+      if (!section && !unmet) {
+        const sent = await this.#underLease(sessionId, async ({ routed, owing }) => {
+          if (!routed && first) return undefined;
+          const backend = routed ?? (await this.#newSessionBackend(false));
+          return owing.has(backend.kind) ? undefined : { result: await send(backend) };
+        });
+        if (sent) return sent.result;
+        section = this.#exclusive.get(sessionId);
+      }
+      const joined = section ? await join(section, send) : await this.#exclusiveSection(sessionId, send, first);
       if (joined) return joined.result;
     }
   }
 
   /**
    * Runs a change holding the session's lock exclusively (see #change): reads the session's records afresh, makes
-   * the route with `first` or sends the owed cleanup, sends the change, and then the changes that joined meanwhile,
-   * before it lets go. Rejects with what its own change met; the joined changes then try again if no route was made.
+   * the route with `first` (which sends the changes that joined with it) or sends the owed cleanup and the change,
+   * and then the changes that joined meanwhile, before it hands its hold over to a lease and lets go. Rejects with
+   * what its own change met; the joined changes then try again if no route was made.
    */
   #exclusiveSection<T>(
     sessionId: string,
     send: (backend: CacheBackend) => Promise<T>,
-    first?: (owing: Set<BackendKind>) => Promise<{ backend: CacheBackend; result: T }>,
+    first?: FirstWrite<T>,
   ): Promise<{ result: T }> {
     const section: Section = { waiting: [] };
     this.#exclusive.set(sessionId, section);
+    this.#meet(sessionId);
     return withExclusiveLock(sessionLockName(sessionId), async () => {
       // The backend the session is routed to once this change is done; the joined changes go there.
       let routedTo: CacheBackend | undefined;
+      // What the store holds of the session once this change is done, where it is known.
+      let left: SessionRecords | undefined;
       try {
         const { routed, owing } = await this.#records(sessionId);
         if (!routed && first) {
-          const made = await first(owing);
+          const made = await first(owing, (backend, routeKept) => sendJoined(section, backend, routeKept));
           routedTo = made.backend;
+          left = { routed: routedTo, owing };
           return { result: made.result };
         }
         const backend = routed ?? (await this.#newSessionBackend(false));
         await this.#sendRememberedCleanup(backend, sessionId, owing);
         routedTo = routed;
+        left = { routed, owing };
         return { result: await send(backend) };
       } finally {
+        // The hold is handed over to a lease knowing what it left, asked for while it is still held.
+        if (left && this.#leasing && !this.#leases.has(sessionId)) this.#takeLease(sessionId, left);
         // Every change that joined is sent (or told to try again) before the lock is let go; any that join
-        // while those are under way go too. The section is forgotten only when none waits.
-        for (let waiting = section.waiting.splice(0); waiting.length > 0; waiting = section.waiting.splice(0)) {
-          await Promise.all(waiting.map((go) => go(routedTo)));
-        }
+        // while those are under way go too. The section is forgotten only when none waits, or at once when it
+        // left no route: then those that joined try again as they came, and must not find it.
+        if (!routedTo && this.#exclusive.get(sessionId) === section) this.#exclusive.delete(sessionId);
+        // Checked again after each await: one that joins as the last ones are answered still goes.
+        while (section.waiting.length > 0) await sendJoined(section, routedTo);
         if (this.#exclusive.get(sessionId) === section) this.#exclusive.delete(sessionId);
       }
     });
@@ -639,8 +682,17 @@ export class RoutingBackend implements CacheBackend {
    * no copy that nobody lists. Before a new session's first write goes to a backend, a cleanup remembered there
    * for an earlier session of that id (`owing`, as the section read it) is sent, so that it can never run later
    * and remove the new items.
+   *
+   * The writes that joined the section by then (`together`) go with it, once that cleanup is sent, so that the
+   * backend commits them as one group, and each is acknowledged once the route is kept. If one of them lands, the
+   * session is on that backend whatever becomes of this write: the route stays, and this write's error is its own.
    */
-  async #firstWrite(request: WriteRequest, owing: Set<BackendKind>, options?: RequestOptions): Promise<{ backend: CacheBackend; result: CacheMetadata }> {
+  async #firstWrite(
+    request: WriteRequest,
+    owing: Set<BackendKind>,
+    together: SendJoined,
+    options?: RequestOptions,
+  ): Promise<{ backend: CacheBackend; result: CacheMetadata }> {
     const sessionId = request.sessionId;
     const routeKey = ROUTE_PREFIX + sessionId;
     const backend = await this.#newSessionBackend(true);
@@ -648,10 +700,16 @@ export class RoutingBackend implements CacheBackend {
       await this.#sendRememberedCleanup(target, sessionId, owing);
       return target.write(request, options);
     };
-    const [written, routed] = await Promise.allSettled([writeOn(backend), this.#storage.set({ [routeKey]: backend.kind })]);
+    const routing = this.#storage.set({ [routeKey]: backend.kind });
+    const cleaned = this.#sendRememberedCleanup(backend, sessionId, owing);
+    const writing = cleaned.then(() => backend.write(request, options));
+    // Joined writes not sent (the cleanup failed) wait for the backend the section leaves routed.
+    const joined = cleaned.then(() => together(backend, routing), () => false);
+    const [written, routed, landed] = await Promise.allSettled([writing, routing, joined]);
     if (routed.status === "rejected") throw routed.reason;
     if (written.status === "fulfilled") return { backend, result: written.value };
     const error: unknown = written.reason;
+    if (landed.status === "fulfilled" && landed.value) throw error;
     if (backend === this.#host && this.#fallback && error instanceof StorageUnavailableError) {
       await this.#checkHost();
       // The host is back: the write may be there, and the route says so.
@@ -660,6 +718,7 @@ export class RoutingBackend implements CacheBackend {
       // on the in-browser backend, and whatever the host may hold of it goes when the host is back.
       const fallback = this.#fallback;
       await this.#storage.set({ [PENDING_END_SESSION_PREFIXES.host + sessionId]: Date.now() });
+      owing.add("host");
       const [onFallback] = await Promise.allSettled([writeOn(fallback)]);
       if (onFallback.status === "fulfilled") {
         await this.#storage.set({ [routeKey]: fallback.kind });
@@ -701,6 +760,13 @@ export class RoutingBackend implements CacheBackend {
     const routed = single ? this.backends[0] : this.backends.find((backend) => backend.kind === found[routeKey]);
     const owing = new Set(this.backends.filter((backend) => found[cleanupKey(backend)] !== undefined).map((backend) => backend.kind));
     return { routed, owing };
+  }
+
+  /** Remembers that this context met the session (see SESSIONS_REMEMBERED), forgetting the oldest beyond that. */
+  #meet(sessionId: string): void {
+    this.#met.delete(sessionId);
+    this.#met.add(sessionId);
+    if (this.#met.size > SESSIONS_REMEMBERED) this.#met.delete(this.#met.values().next().value as string);
   }
 
   /** One pruning run; see pruneRoutes. */
@@ -815,17 +881,17 @@ export class RoutingBackend implements CacheBackend {
  */
 export async function endSessionEach(client: CacheBackend, sessionId: string, settle?: SettleAttempts): Promise<EndSessionAttempt[]> {
   if (client instanceof RoutingBackend) return client.endSessionEach(sessionId, undefined, settle);
-  const attempts = [await endOn(client, sessionId, true)];
+  const attempts = [{ ...(await endOn(client, sessionId)), required: true }];
   await settle?.(attempts);
   return attempts;
 }
 
 /** Ends the session on one backend, and says how that went. */
-async function endOn(backend: CacheBackend, sessionId: string, required: boolean, options?: RequestOptions): Promise<EndSessionAttempt> {
+async function endOn(backend: CacheBackend, sessionId: string, options?: RequestOptions): Promise<EndOutcome> {
   try {
-    return { backend: backend.kind, required, ok: true, result: await backend.endSession(sessionId, options) };
+    return { backend: backend.kind, ok: true, result: await backend.endSession(sessionId, options) };
   } catch (error) {
-    return { backend: backend.kind, required, ok: false, error };
+    return { backend: backend.kind, ok: false, error };
   }
 }
 
@@ -836,20 +902,49 @@ export function backendsOf(client: CacheBackend): CacheBackend[] {
 
 /** An exclusive section under way in a context (RoutingBackend.#change), with the changes that joined it. */
 interface Section {
-  /** Each joined change: sent to the backend the section left routed, or, given undefined, told to try again. */
-  waiting: Array<(routed: CacheBackend | undefined) => Promise<void>>;
+  /**
+   * Each joined change: sent to `routed` (given undefined, told to try again), and answered once `routeKept`
+   * settles too. Says whether it landed.
+   */
+  waiting: Array<(routed: CacheBackend | undefined, routeKept: Promise<unknown>) => Promise<boolean>>;
+}
+
+/**
+ * Sends the changes that joined a section to `routed` (or tells them to try again), and those that join while
+ * they are under way too, until none waits; each is answered once `routeKept` settles. Says whether one landed.
+ */
+type SendJoined = (routed: CacheBackend | undefined, routeKept?: Promise<unknown>) => Promise<boolean>;
+
+/** A session's first write, made in an exclusive section (RoutingBackend.#firstWrite). */
+type FirstWrite<T> = (owing: Set<BackendKind>, together: SendJoined) => Promise<{ backend: CacheBackend; result: T }>;
+
+async function sendJoined(section: Section, routed: CacheBackend | undefined, routeKept: Promise<unknown> = Promise.resolve()): Promise<boolean> {
+  let landed = false;
+  for (let waiting = section.waiting.splice(0); waiting.length > 0; waiting = section.waiting.splice(0)) {
+    const outcomes = await Promise.all(waiting.map((go) => go(routed, routeKept)));
+    landed ||= outcomes.includes(true);
+  }
+  return landed;
 }
 
 /** Joins a section: the change's result once sent on its backend, or undefined when it must try again. */
 function join<T>(section: Section, send: (backend: CacheBackend) => Promise<T>): Promise<{ result: T } | undefined> {
   return new Promise((resolve, reject) => {
-    section.waiting.push(async (routed) => {
-      if (routed === undefined) return resolve(undefined);
+    section.waiting.push(async (routed, routeKept) => {
+      if (routed === undefined) {
+        resolve(undefined);
+        return false;
+      }
+      let result: T;
       try {
-        resolve({ result: await send(routed) });
+        result = await send(routed);
       } catch (error) {
         reject(error);
+        return false;
       }
+      // Acknowledged only once the route that lists it is kept.
+      await routeKept.then(() => resolve({ result }), reject);
+      return true;
     });
   });
 }

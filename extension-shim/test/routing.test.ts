@@ -510,8 +510,8 @@ describe("routing at the backends' speed", () => {
     const sessionId = session();
     const N = 8;
     await Promise.all(Array.from({ length: N }, (_, n) => cache.client.write({ sessionId, data: { n }, description: `note ${n}` })));
-    assert.equal(counted.keyReads.get(ROUTE_PREFIX + sessionId), 2, "the route was read twice: by the lease, and by one exclusive section");
-    assert.equal(most, N - 1, "after the first write, the others reached the backend together");
+    assert.equal(counted.keyReads.get(ROUTE_PREFIX + sessionId), 1, "the route was read once, by one exclusive section");
+    assert.equal(most, N, "the first write and the others reached the backend together");
     assert.equal((await cache.client.list({ sessionId })).items.length, N);
   });
 
@@ -577,6 +577,71 @@ describe("routing at the backends' speed", () => {
     assert.equal(ops(), told + 1, "the in-browser backend was told, for items an older shim may have left");
     assert.equal(writes, 0, "and found nothing to remove without writing");
     assert.deepEqual(await w.where(sessionId), { host: [], fallback: [] });
+  });
+
+  it("a first write hands its hold over to a lease, so the calls after a burst read nothing from the store", async (t) => {
+    const w = world(t, { installed: false });
+    const counted = countingStorage(w.storage);
+    const cache = w.worker({ storage: counted });
+    await cache.client.pruneRoutes();
+    const sessionId = session();
+    const written = await Promise.all(Array.from({ length: 4 }, (_, n) => cache.client.write({ sessionId, data: { n }, description: `note ${n}` })));
+    counted.reads = 0;
+    assert.equal((await cache.client.list({ sessionId })).items.length, 4);
+    await cache.client.read({ sessionId, storageKey: (written[0] as { storageKey: string }).storageKey });
+    await cache.client.write({ sessionId, data: { n: 4 }, description: "note 4" });
+    assert.equal(counted.reads, 0, "the lease knew what the section left");
+  });
+
+  it("a lease handed over while another context waits to end the session reads the store, and its next write makes a new route", async (t) => {
+    const w = world(t, { installed: false });
+    const a = w.worker();
+    await a.client.pruneRoutes();
+    const server = w.servers.at(-1) as RecordingIdbServer;
+    const b = w.worker();
+    const handle = server.handleText.bind(server);
+    let arrived!: () => void;
+    const writeArrived = new Promise<void>((resolve) => (arrived = resolve));
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    server.handleText = async (text: string) => {
+      if ((JSON.parse(text) as { op?: unknown }).op === "write") {
+        arrived();
+        await answered;
+      }
+      return handle(text);
+    };
+    const sessionId = session();
+    const first = a.client.write({ sessionId, data: { n: 0 }, description: "first life" });
+    await writeArrived;
+    // b's end waits for a's section, and is granted before the lease a asks for as its section ends.
+    const ended = b.client.endSession(sessionId);
+    server.handleText = handle;
+    answer();
+    await first;
+    assert.equal((await ended).deletedItems, 1);
+    assert.equal(w.storage.items.has(ROUTE_PREFIX + sessionId), false, "b's end took the route away");
+    await a.client.write({ sessionId, data: { n: 1 }, description: "next life" });
+    assert.equal(w.storage.items.get(ROUTE_PREFIX + sessionId), '"indexeddb"', "a's next write made a new route rather than trust what its section left");
+    assert.deepEqual(await listed(b, sessionId), ["next life"]);
+  });
+
+  it("two contexts writing to one session in turn each keep a lease, and read nothing from the store once they hold one", async (t) => {
+    const w = world(t, { installed: false });
+    const counted = countingStorage(w.storage);
+    const [a, b] = [w.worker({ storage: counted }), w.worker({ storage: counted })];
+    const sessionId = session();
+    await cacheNote(a, sessionId, "a 0");
+    await cacheNote(b, sessionId, "b 0"); // b's first write takes the section, which asks a's lease to let go
+    await cacheNote(a, sessionId, "a 1"); // a takes a lease again, beside b's
+    counted.reads = 0;
+    await cacheNote(b, sessionId, "b 1");
+    for (let n = 2; n < 4; n++) {
+      await cacheNote(a, sessionId, `a ${n}`);
+      await cacheNote(b, sessionId, `b ${n}`);
+    }
+    assert.equal(counted.reads, 0, "neither took the session's exclusive section again");
+    assert.equal((await listed(a, sessionId)).length, 8);
   });
 
   it("a context forgets the route it knows when another context ends the session, and the next write makes a new one", async (t) => {
