@@ -102,10 +102,12 @@ export class SessionCleanup {
     // The records are kept while the session's lock is still held, so no first write of the session's next
     // life can come between its end and the record of a cleanup still owed.
     await endSessionEach(this.#client, sessionId, async (attempts) => {
+      // The backends that ended it owe it nothing any more: their records go in one call.
+      const done: string[] = [];
       for (const attempt of attempts) {
         const key = PENDING_END_SESSION_PREFIXES[attempt.backend] + sessionId;
         if (attempt.ok) {
-          await this.#storage.remove(key);
+          done.push(key);
           deletedItems += attempt.result.deletedItems;
           freedBytes += attempt.result.freedBytes;
         } else if (attempt.required && attempt.error instanceof StorageUnavailableError) {
@@ -115,6 +117,7 @@ export class SessionCleanup {
           failure ??= attempt.error instanceof CacheError ? attempt.error : new StorageUnavailableError({ message: String(attempt.error) });
         }
       }
+      if (done.length > 0) await this.#storage.remove(done);
     });
     // Whatever the backends answered, the conversation is over: its next life starts with a clean context.
     await this.#onEnd?.(sessionId);

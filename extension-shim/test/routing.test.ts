@@ -466,7 +466,12 @@ function countingStorage(storage: KeyValueStore) {
       return storage.get(keys);
     },
     set: (items: Record<string, unknown>) => storage.set(items),
-    remove: (keys: string | string[]) => storage.remove(keys),
+    /** The keys of each call that removed some. */
+    removed: [] as string[][],
+    remove: (keys: string | string[]) => {
+      counted.removed.push(typeof keys === "string" ? [keys] : keys);
+      return storage.remove(keys);
+    },
   };
   return counted;
 }
@@ -642,6 +647,23 @@ describe("routing at the backends' speed", () => {
     }
     assert.equal(counted.reads, 0, "neither took the session's exclusive section again");
     assert.equal((await listed(a, sessionId)).length, 8);
+  });
+
+  it("ending a session forgets the cleanups both backends no longer owe it in one call to the store", async (t) => {
+    const w = world(t, { installed: true });
+    const counted = countingStorage(w.storage);
+    const cache = w.worker({ storage: counted });
+    const sessionId = session();
+    await cacheNote(cache, sessionId, "on the host");
+    counted.removed = [];
+    assert.equal((await cache.endSession(sessionId)).status, "ended");
+    const cleanups = Object.values(PENDING_END_SESSION_PREFIXES).map((prefix) => prefix + sessionId);
+    assert.deepEqual(
+      counted.removed.filter((keys) => keys.some((key) => cleanups.includes(key))),
+      [cleanups],
+      "one call, made while the session's lock is held",
+    );
+    assert.deepEqual([...w.storage.items.keys()].filter((key) => key.includes(sessionId)), []);
   });
 
   it("a context forgets the route it knows when another context ends the session, and the next write makes a new one", async (t) => {
