@@ -30,7 +30,9 @@
  *   a lease that would only find no route: a new session's first write needs the section anyway, and one already
  *   routed elsewhere costs it the same reads. The section hands its hold over to a lease: asked for before it lets
  *   go, and knowing what the section left when no other context's exclusive request waits before it
- *   (locks.ts nothingExclusiveWaits), so the calls that follow a first write read nothing from the store.
+ *   (locks.ts nothingExclusiveWaits), so the calls that follow a first write read nothing from the store. Then
+ *   the section lets go as soon as its own write is answered: the burst's writes still under way are the lease's
+ *   calls, so no exclusive holder comes before they are answered, and the lease is held by the time they are.
  * - A route to a backend that is down gives that backend's StorageUnavailableError, for writes and reads
  *   alike: the session's items are there, so answering from the other backend (an empty `list`) would hide them.
  * - New sessions go to the host when its handshake succeeds. Whether it does is known from the handshakes
@@ -165,6 +167,8 @@ interface SessionLease {
   kept: KeptLease;
   /** What the store said once the lease was granted; nobody can change it while the lease is held. */
   records: Promise<SessionRecords>;
+  /** For a lease an exclusive section handed over: whether it is granted next, knowing what the section left. */
+  handedOver?: Promise<boolean> | undefined;
 }
 
 /** How ending a session went on one backend. */
@@ -574,7 +578,7 @@ export class RoutingBackend implements CacheBackend {
     });
     const handedOver = left && nothingExclusiveWaits(name);
     const records = kept.granted.then(async () => (left && (await handedOver) ? left : this.#records(sessionId)));
-    const held: SessionLease = { kept, records };
+    const held: SessionLease = { kept, records, handedOver };
     this.#meet(sessionId);
     // A store that failed to answer leaves nothing known: the next call takes a new lease and asks again.
     held.records.catch(() => kept.drop());
@@ -643,11 +647,13 @@ export class RoutingBackend implements CacheBackend {
       let routedTo: CacheBackend | undefined;
       // What the store holds of the session once this change is done, where it is known.
       let left: SessionRecords | undefined;
+      // The joined writes a first write left under way.
+      let rest: Promise<unknown> | undefined;
       try {
         const { routed, owing } = await this.#records(sessionId);
         if (!routed && first) {
           const made = await first(owing, (backend, routeKept) => sendJoined(section, backend, routeKept));
-          routedTo = made.backend;
+          [routedTo, rest] = [made.backend, made.rest];
           left = { routed: routedTo, owing };
           return { result: made.result };
         }
@@ -657,15 +663,28 @@ export class RoutingBackend implements CacheBackend {
         left = { routed, owing };
         return { result: await send(backend) };
       } finally {
-        // The hold is handed over to a lease knowing what it left, asked for while it is still held.
-        if (left && this.#leasing && !this.#leases.has(sessionId)) this.#takeLease(sessionId, left);
-        // Every change that joined is sent (or told to try again) before the lock is let go; any that join
-        // while those are under way go too. The section is forgotten only when none waits, or at once when it
-        // left no route: then those that joined try again as they came, and must not find it.
-        if (!routedTo && this.#exclusive.get(sessionId) === section) this.#exclusive.delete(sessionId);
-        // Checked again after each await: one that joins as the last ones are answered still goes.
-        while (section.waiting.length > 0) await sendJoined(section, routedTo);
-        if (this.#exclusive.get(sessionId) === section) this.#exclusive.delete(sessionId);
+        // The hold is handed over to a lease knowing what it left, asked for while it is still held. The writes
+        // still under way become the lease's calls; once nothing exclusive waits before the lease, so that it is
+        // granted next, the section lets go at once rather than when they are answered, and whatever comes
+        // meanwhile goes by the lease.
+        const lease = left && this.#leasing && !this.#leases.has(sessionId) ? this.#takeLease(sessionId, left) : undefined;
+        const underWay = rest;
+        if (lease && underWay) void lease.kept.use(() => underWay);
+        const early = lease !== undefined && underWay !== undefined && (await lease.handedOver) === true;
+        if (early) {
+          if (this.#exclusive.get(sessionId) === section) this.#exclusive.delete(sessionId);
+          // Those that joined too late to go with the first write go as the lease's calls too.
+          void lease.kept.use(() => sendJoined(section, routedTo));
+        } else {
+          await underWay;
+          // Every change that joined is sent (or told to try again) before the lock is let go; any that join
+          // while those are under way go too. The section is forgotten only when none waits, or at once when it
+          // left no route: then those that joined try again as they came, and must not find it.
+          if (!routedTo && this.#exclusive.get(sessionId) === section) this.#exclusive.delete(sessionId);
+          // Checked again after each await: one that joins as the last ones are answered still goes.
+          while (section.waiting.length > 0) await sendJoined(section, routedTo);
+          if (this.#exclusive.get(sessionId) === section) this.#exclusive.delete(sessionId);
+        }
       }
     });
   }
@@ -692,7 +711,7 @@ export class RoutingBackend implements CacheBackend {
     owing: Set<BackendKind>,
     together: SendJoined,
     options?: RequestOptions,
-  ): Promise<{ backend: CacheBackend; result: CacheMetadata }> {
+  ): Promise<{ backend: CacheBackend; result: CacheMetadata; rest?: Promise<unknown> }> {
     const sessionId = request.sessionId;
     const routeKey = ROUTE_PREFIX + sessionId;
     const backend = await this.#newSessionBackend(true);
@@ -705,11 +724,13 @@ export class RoutingBackend implements CacheBackend {
     const writing = cleaned.then(() => backend.write(request, options));
     // Joined writes not sent (the cleanup failed) wait for the backend the section leaves routed.
     const joined = cleaned.then(() => together(backend, routing), () => false);
-    const [written, routed, landed] = await Promise.allSettled([writing, routing, joined]);
+    const [written, routed] = await Promise.allSettled([writing, routing]);
+    if (written.status === "fulfilled" && routed.status === "fulfilled") return { backend, result: written.value, rest: joined };
+    // Whatever went wrong, the joined writes are answered before the section goes on.
+    const landed = await joined;
     if (routed.status === "rejected") throw routed.reason;
-    if (written.status === "fulfilled") return { backend, result: written.value };
-    const error: unknown = written.reason;
-    if (landed.status === "fulfilled" && landed.value) throw error;
+    const error: unknown = (written as PromiseRejectedResult).reason;
+    if (landed) throw error;
     if (backend === this.#host && this.#fallback && error instanceof StorageUnavailableError) {
       await this.#checkHost();
       // The host is back: the write may be there, and the route says so.
@@ -915,8 +936,11 @@ interface Section {
  */
 type SendJoined = (routed: CacheBackend | undefined, routeKept?: Promise<unknown>) => Promise<boolean>;
 
-/** A session's first write, made in an exclusive section (RoutingBackend.#firstWrite). */
-type FirstWrite<T> = (owing: Set<BackendKind>, together: SendJoined) => Promise<{ backend: CacheBackend; result: T }>;
+/**
+ * A session's first write, made in an exclusive section (RoutingBackend.#firstWrite): the backend it routed the
+ * session to, its result, and the writes that joined it still under way (`rest`), if any are.
+ */
+type FirstWrite<T> = (owing: Set<BackendKind>, together: SendJoined) => Promise<{ backend: CacheBackend; result: T; rest?: Promise<unknown> }>;
 
 async function sendJoined(section: Section, routed: CacheBackend | undefined, routeKept: Promise<unknown> = Promise.resolve()): Promise<boolean> {
   let landed = false;

@@ -631,6 +631,43 @@ describe("routing at the backends' speed", () => {
     assert.deepEqual(await listed(b, sessionId), ["next life"]);
   });
 
+  it("a burst's first write lets go of the exclusive lock before the others are answered, and they hold off another context's end", { timeout: 30_000 }, async (t) => {
+    const w = world(t, { installed: false });
+    const a = w.worker();
+    await a.client.pruneRoutes();
+    const server = w.servers.at(-1) as RecordingIdbServer;
+    const b = w.worker();
+    const bServer = w.servers.at(-1) as RecordingIdbServer;
+    const handle = server.handleText.bind(server);
+    const N = 4;
+    let [writes, held] = [0, 0];
+    let allHeld!: () => void;
+    const othersArrived = new Promise<void>((resolve) => (allHeld = resolve));
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    server.handleText = async (text: string) => {
+      if ((JSON.parse(text) as { op?: unknown }).op === "write" && writes++ > 0) {
+        if (++held === N - 1) allHeld();
+        await answered;
+      }
+      return handle(text);
+    };
+    const sessionId = session();
+    const [first, ...others] = Array.from({ length: N }, (_, n) => a.client.write({ sessionId, data: { n }, description: `note ${n}` }));
+    await othersArrived;
+    // Answered while the others still wait at the backend: the section let go once its lease was next in line.
+    await first;
+    const ended = b.client.endSession(sessionId);
+    // Everything b's end could do without waiting for a lock has run by the next turn of the event loop.
+    await new Promise((settled) => setImmediate(settled));
+    assert.equal(bServer.ops.includes("endSession"), false, "b's end waits for the burst's writes");
+    answer();
+    await Promise.all(others);
+    assert.equal((await ended).deletedItems, N, "the end came after every write of the burst, and removed them all");
+    assert.deepEqual(await w.where(sessionId), { host: [], fallback: [] });
+    assert.equal(w.storage.items.has(ROUTE_PREFIX + sessionId), false);
+  });
+
   it("two contexts writing to one session in turn each keep a lease, and read nothing from the store once they hold one", async (t) => {
     const w = world(t, { installed: false });
     const counted = countingStorage(w.storage);
