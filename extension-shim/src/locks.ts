@@ -190,12 +190,14 @@ export function withExclusiveLock<T>(name: string, run: () => Promise<T>): Promi
  * it (in the same turn, so the browser has both requests in that order). Requests are granted in the order made,
  * so when none waits, the lease is granted next, before anyone else can hold the lock exclusively, and what the
  * holder leaves is what the lease finds: it needs to read nothing again. An exclusive request made later waits
- * behind the lease, and asks it to let go.
+ * behind the lease, and asks it to let go. A browser that can't say (a failed query) is taken to mean something
+ * may wait: then the lease reads again, and the holder keeps its hold until its calls are answered.
  */
 export async function nothingExclusiveWaits(name: string): Promise<boolean> {
   const locks = webLocks();
-  const waiting = locks ? ((await locks.query()).pending ?? []).filter((request) => request.name === name) : (localLocks.get(name)?.waiting ?? []);
-  return waiting.every((request) => request.mode === "shared");
+  const state = locks ? await locks.query().catch(() => undefined) : { pending: localLocks.get(name)?.waiting.map(({ mode }) => ({ name, mode })) };
+  if (!state) return false;
+  return (state.pending ?? []).every((request) => request.name !== name || request.mode === "shared");
 }
 
 /** Whether this realm's leases are let go when its page is frozen or hidden (see watchLifecycle). */
