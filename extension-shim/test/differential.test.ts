@@ -11,7 +11,8 @@
  * still legitimately differs is normalised: `hostVersion` and IdbHost's `backend` in `hello`, the host's gzip of a
  * reply (the client asked for it; IdbHost never compresses), and `lastAccessedAt` in `stats` and `sessions`, which
  * a host's `delete` sets from its own clock (in `stats` only whether it is null is compared; in `sessions` it is
- * always a number).
+ * always a number), and the suggestion of a store-wide QuotaExceededError, which names what a person can do where
+ * each one serves: the host's command line, the extension's cache viewer.
  *
  * One sequence runs both with a small store-wide quota (the host's from its settings file, IdbHost's as an option),
  * and must fill it, so that the store's totals and refusals are compared too.
@@ -28,6 +29,7 @@ import { gunzipSync } from "node:zlib";
 import { IDBFactory } from "fake-indexeddb";
 import { IdbHost } from "../src/backends/indexeddb/host.js";
 import { ID_ALPHABET } from "../src/backends/indexeddb/json/index.js";
+import { STORE_QUOTA_SUGGESTION } from "../src/backends/indexeddb/cmd/mod.js";
 import { ORIGINS } from "../src/protocol.js";
 import { BOM, oddCharacter, withOddCharacter } from "./helpers/odd-characters.js";
 import { RawHost } from "./helpers/raw-host.js";
@@ -380,8 +382,15 @@ function normalised(reply: string): string {
     .replace(/"hostVersion":"[^"]*"/, '"hostVersion":"*"')
     .replace(/,"backend":"indexeddb"\}\}$/, "}}")
     .replace(/("lastAccessedAt":)[0-9]+(,"quotaBytes")/, "$1*$2")
-    .replace(/("lastAccessedAt":)[0-9]+\}/g, "$1*}");
+    .replace(/("lastAccessedAt":)[0-9]+\}/g, "$1*}")
+    .replace(HOST_STORE_QUOTA_SUGGESTION, "*")
+    .replace(JSON.stringify(STORE_QUOTA_SUGGESTION), "*");
 }
+
+/** The host's suggestion for a full store, which names its command line; IdbHost's names the cache viewer. */
+const HOST_STORE_QUOTA_SUGGESTION = JSON.stringify(
+  "end the sessions whose tasks are done (endSession; a person can see every session with `llm-cache-host sessions` and remove one with `llm-cache-host end <session>`), or delete items no longer needed, then try again; the limit itself is raised with `llm-cache-host config --store-quota <size>`",
+);
 
 /**
  * The text the in-process client would send for `text`'s request: JSON.stringify of the object it parses to (the

@@ -296,6 +296,17 @@ describe("the store-wide quota", () => {
     for (const context of contexts) context.close();
   });
 
+  it("is refused with what a person can do in the browser, not with the host's command line", async () => {
+    const host = new IdbHost({ indexedDB: new IDBFactory(), storeQuotaBytes: 100 });
+    const refused = await call(host, write("conv_q", "turn0001", "x".repeat(99)));
+    assert.equal(refused.error.code, "QuotaExceededError");
+    assert.equal(
+      refused.error.suggestion,
+      "end the sessions whose tasks are done (endSession; a person can see every session in the extension's cache viewer and end one there), or delete items no longer needed, then try again; the limit is the one the extension set, or else half of the disk space the browser grants the extension (2 GiB at most)",
+    );
+    host.close();
+  });
+
   it("is brought to a database of the first schema once, summed from its sessions, its items read as unknown", async () => {
     const factory = new IDBFactory();
     // A database as shims before the store-wide quota left it: version 1, with two sessions' totals, and conv_a's

@@ -263,6 +263,15 @@ export function checkQuota(total: number, freed: number, requested: number): num
 }
 
 /**
+ * What to do about a full store, in this backend's terms: the host's suggestion names its command line (`sessions`,
+ * `end`, `config --store-quota`), which a person without the host doesn't have. Here a person ends sessions in the
+ * extension's cache viewer, and the limit follows the browser's grant (see host.ts `storeQuotaFrom`). PROTOCOL.md
+ * section 5.7 lets the two differ.
+ */
+export const STORE_QUOTA_SUGGESTION =
+  "end the sessions whose tasks are done (endSession; a person can see every session in the extension's cache viewer and end one there), or delete items no longer needed, then try again; the limit is the one the extension set, or else half of the disk space the browser grants the extension (2 GiB at most)";
+
+/**
  * Whether the store may hold `requested` bytes in place of `freed` ones (an item's data and customMetadata), when it
  * holds `total` in all and may hold `limit`; only growth is refused, so a store over a lowered limit may shrink.
  *
@@ -273,7 +282,7 @@ export function checkStoreQuota(total: number, freed: number, requested: number,
   if (current + requested <= limit || requested <= freed) return;
   throw quotaExceeded(
     `the cache store holds ${current} bytes in all its sessions; ${requested} more (data and customMetadata) would pass its store-wide limit of ${limit}`,
-    "end the sessions whose tasks are done (endSession; a person can see every session with `llm-cache-host sessions` and remove one with `llm-cache-host end <session>`), or delete items no longer needed, then try again; the limit itself is raised with `llm-cache-host config --store-quota <size>`",
+    STORE_QUOTA_SUGGESTION,
     ["store", current, requested, limit],
   );
 }
