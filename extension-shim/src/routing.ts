@@ -631,8 +631,10 @@ export class RoutingBackend implements CacheBackend {
   /**
    * Runs a change holding the session's lock exclusively (see #change): reads the session's records afresh, makes
    * the route with `first` (which sends the changes that joined with it) or sends the owed cleanup and the change,
-   * and then the changes that joined meanwhile, before it hands its hold over to a lease and lets go. Rejects with
-   * what its own change met; the joined changes then try again if no route was made.
+   * and then the changes that joined meanwhile, before it hands its hold over to a lease and lets go. Answers with
+   * its own change's result (or rejects with what it met) as soon as that change is done, before the handover: a
+   * first write is acknowledged once it is written and its route kept, not once the burst it began is answered.
+   * The joined changes try again if no route was made.
    */
   #exclusiveSection<T>(
     sessionId: string,
@@ -642,50 +644,62 @@ export class RoutingBackend implements CacheBackend {
     const section: Section = { waiting: [] };
     this.#exclusive.set(sessionId, section);
     this.#meet(sessionId);
-    return withExclusiveLock(sessionLockName(sessionId), async () => {
-      // The backend the session is routed to once this change is done; the joined changes go there.
-      let routedTo: CacheBackend | undefined;
-      // What the store holds of the session once this change is done, where it is known.
-      let left: SessionRecords | undefined;
-      // The joined writes a first write left under way.
-      let rest: Promise<unknown> | undefined;
-      try {
-        const { routed, owing } = await this.#records(sessionId);
-        if (!routed && first) {
-          const made = await first(owing, (backend, routeKept) => sendJoined(section, backend, routeKept));
-          [routedTo, rest] = [made.backend, made.rest];
-          left = { routed: routedTo, owing };
-          return { result: made.result };
+    return new Promise((answer, refuse) => {
+      const held = withExclusiveLock(sessionLockName(sessionId), async () => {
+        // The backend the session is routed to once this change is done; the joined changes go there.
+        let routedTo: CacheBackend | undefined;
+        // What the store holds of the session once this change is done, where it is known.
+        let left: SessionRecords | undefined;
+        // The joined writes a first write left under way.
+        let rest: Promise<unknown> | undefined;
+        // The section's own change, answered as soon as it is done: the hold's handover below is the section's
+        // business, not its caller's.
+        const own = (async (): Promise<{ result: T }> => {
+          const { routed, owing } = await this.#records(sessionId);
+          if (!routed && first) {
+            const made = await first(owing, (backend, routeKept) => sendJoined(section, backend, routeKept));
+            [routedTo, rest] = [made.backend, made.rest];
+            left = { routed: routedTo, owing };
+            return { result: made.result };
+          }
+          const backend = routed ?? (await this.#newSessionBackend(false));
+          await this.#sendRememberedCleanup(backend, sessionId, owing);
+          routedTo = routed;
+          left = { routed, owing };
+          return { result: await send(backend) };
+        })();
+        own.then(answer, refuse);
+        try {
+          await own;
+        } catch {
+          // Its caller has the error; the section still tells the joined changes where to go.
+        } finally {
+          // The hold is handed over to a lease knowing what it left, asked for while it is still held. The writes
+          // still under way become the lease's calls; once nothing exclusive waits before the lease, so that it is
+          // granted next, the section lets go at once rather than when they are answered, and whatever comes
+          // meanwhile goes by the lease.
+          const lease = left && this.#leasing && !this.#leases.has(sessionId) ? this.#takeLease(sessionId, left) : undefined;
+          const underWay = rest;
+          if (lease && underWay) void lease.kept.use(() => underWay);
+          const early = lease !== undefined && underWay !== undefined && (await lease.handedOver) === true;
+          if (early) {
+            if (this.#exclusive.get(sessionId) === section) this.#exclusive.delete(sessionId);
+            // Those that joined too late to go with the first write go as the lease's calls too.
+            void lease.kept.use(() => sendJoined(section, routedTo));
+          } else {
+            await underWay;
+            // Every change that joined is sent (or told to try again) before the lock is let go; any that join
+            // while those are under way go too. The section is forgotten only when none waits, or at once when it
+            // left no route: then those that joined try again as they came, and must not find it.
+            if (!routedTo && this.#exclusive.get(sessionId) === section) this.#exclusive.delete(sessionId);
+            // Checked again after each await: one that joins as the last ones are answered still goes.
+            while (section.waiting.length > 0) await sendJoined(section, routedTo);
+            if (this.#exclusive.get(sessionId) === section) this.#exclusive.delete(sessionId);
+          }
         }
-        const backend = routed ?? (await this.#newSessionBackend(false));
-        await this.#sendRememberedCleanup(backend, sessionId, owing);
-        routedTo = routed;
-        left = { routed, owing };
-        return { result: await send(backend) };
-      } finally {
-        // The hold is handed over to a lease knowing what it left, asked for while it is still held. The writes
-        // still under way become the lease's calls; once nothing exclusive waits before the lease, so that it is
-        // granted next, the section lets go at once rather than when they are answered, and whatever comes
-        // meanwhile goes by the lease.
-        const lease = left && this.#leasing && !this.#leases.has(sessionId) ? this.#takeLease(sessionId, left) : undefined;
-        const underWay = rest;
-        if (lease && underWay) void lease.kept.use(() => underWay);
-        const early = lease !== undefined && underWay !== undefined && (await lease.handedOver) === true;
-        if (early) {
-          if (this.#exclusive.get(sessionId) === section) this.#exclusive.delete(sessionId);
-          // Those that joined too late to go with the first write go as the lease's calls too.
-          void lease.kept.use(() => sendJoined(section, routedTo));
-        } else {
-          await underWay;
-          // Every change that joined is sent (or told to try again) before the lock is let go; any that join
-          // while those are under way go too. The section is forgotten only when none waits, or at once when it
-          // left no route: then those that joined try again as they came, and must not find it.
-          if (!routedTo && this.#exclusive.get(sessionId) === section) this.#exclusive.delete(sessionId);
-          // Checked again after each await: one that joins as the last ones are answered still goes.
-          while (section.waiting.length > 0) await sendJoined(section, routedTo);
-          if (this.#exclusive.get(sessionId) === section) this.#exclusive.delete(sessionId);
-        }
-      }
+      });
+      // The lock refused (its change never ran), or the handover failing after the change was answered.
+      held.catch(refuse);
     });
   }
 

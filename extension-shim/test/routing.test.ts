@@ -668,6 +668,46 @@ describe("routing at the backends' speed", () => {
     assert.equal(w.storage.items.has(ROUTE_PREFIX + sessionId), false);
   });
 
+  it("a first write is acknowledged once written and routed, while the rest of its burst and another context's end still wait", { timeout: 30_000 }, async (t) => {
+    const w = world(t, { installed: false });
+    const a = w.worker();
+    await a.client.pruneRoutes();
+    const server = w.servers.at(-1) as RecordingIdbServer;
+    const b = w.worker();
+    const bServer = w.servers.at(-1) as RecordingIdbServer;
+    const handle = server.handleText.bind(server);
+    const N = 4;
+    let [writes, held] = [0, 0];
+    let allArrived!: () => void;
+    const arrived = new Promise<void>((resolve) => (allArrived = resolve));
+    let answerFirst!: () => void;
+    const firstAnswered = new Promise<void>((resolve) => (answerFirst = resolve));
+    let answerOthers!: () => void;
+    const othersAnswered = new Promise<void>((resolve) => (answerOthers = resolve));
+    server.handleText = async (text: string) => {
+      if ((JSON.parse(text) as { op?: unknown }).op === "write") {
+        const isFirst = writes++ === 0;
+        if (++held === N) allArrived();
+        await (isFirst ? firstAnswered : othersAnswered);
+      }
+      return handle(text);
+    };
+    const sessionId = session();
+    const [first, ...others] = Array.from({ length: N }, (_, n) => a.client.write({ sessionId, data: { n }, description: `note ${n}` }));
+    await arrived;
+    // b's end waits for a's section; with it waiting, the section can't hand over early and holds the lock until the
+    // burst is answered.
+    const ended = b.client.endSession(sessionId);
+    answerFirst();
+    const written = await first;
+    assert.match(written?.storageKey ?? "", new RegExp(`^${sessionId}_`));
+    assert.equal(w.storage.items.get(ROUTE_PREFIX + sessionId), '"indexeddb"', "acknowledged with its route kept");
+    assert.equal(bServer.ops.includes("endSession"), false, "b's end still waits for the burst");
+    answerOthers();
+    await Promise.all(others);
+    assert.equal((await ended).deletedItems, N, "the end came after every write of the burst, and removed them all");
+  });
+
   it("two contexts writing to one session in turn each keep a lease, and read nothing from the store once they hold one", async (t) => {
     const w = world(t, { installed: false });
     const counted = countingStorage(w.storage);
