@@ -452,6 +452,41 @@ describe("listing sessions (for extension pages)", () => {
   });
 });
 
+/**
+ * Two contexts of a world without the host, `a` and `b`, and a burst of `n` writes from `a` to a new session, each held
+ * at `a`'s backend until released: `release(k)` lets the k-th to arrive (the first write is the 0th) be answered.
+ * `arrived` settles once all of them are there.
+ */
+async function heldBurst(t: Parameters<typeof world>[0], n: number) {
+  const w = world(t, { installed: false });
+  const a = w.worker();
+  await a.client.pruneRoutes();
+  const server = w.servers.at(-1) as RecordingIdbServer;
+  const b = w.worker();
+  const bServer = w.servers.at(-1) as RecordingIdbServer;
+  const handle = server.handleText.bind(server);
+  const gates = Array.from({ length: n }, () => {
+    let open!: () => void;
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    return { open, opened };
+  });
+  let writes = 0;
+  let allArrived!: () => void;
+  const arrived = new Promise<void>((resolve) => (allArrived = resolve));
+  server.handleText = async (text: string) => {
+    if ((JSON.parse(text) as { op?: unknown }).op === "write") {
+      const gate = gates[writes++];
+      if (writes === n) allArrived();
+      await gate?.opened;
+    }
+    return handle(text);
+  };
+  const sessionId = session();
+  const [first, ...others] = Array.from({ length: n }, (_, k) => a.client.write({ sessionId, data: { n: k }, description: `note ${k}` }));
+  const release = (k: number) => gates[k]?.open();
+  return { w, b, bServer, sessionId, first, others, arrived, release };
+}
+
 /** `storage`, counting its reads, and each read of one key alone (as only an exclusive section reads a route). */
 function countingStorage(storage: KeyValueStore) {
   const counted = {
@@ -632,36 +667,17 @@ describe("routing at the backends' speed", () => {
   });
 
   it("a burst's first write lets go of the exclusive lock before the others are answered, and they hold off another context's end", { timeout: 30_000 }, async (t) => {
-    const w = world(t, { installed: false });
-    const a = w.worker();
-    await a.client.pruneRoutes();
-    const server = w.servers.at(-1) as RecordingIdbServer;
-    const b = w.worker();
-    const bServer = w.servers.at(-1) as RecordingIdbServer;
-    const handle = server.handleText.bind(server);
     const N = 4;
-    let [writes, held] = [0, 0];
-    let allHeld!: () => void;
-    const othersArrived = new Promise<void>((resolve) => (allHeld = resolve));
-    let answer!: () => void;
-    const answered = new Promise<void>((resolve) => (answer = resolve));
-    server.handleText = async (text: string) => {
-      if ((JSON.parse(text) as { op?: unknown }).op === "write" && writes++ > 0) {
-        if (++held === N - 1) allHeld();
-        await answered;
-      }
-      return handle(text);
-    };
-    const sessionId = session();
-    const [first, ...others] = Array.from({ length: N }, (_, n) => a.client.write({ sessionId, data: { n }, description: `note ${n}` }));
-    await othersArrived;
+    const { w, b, bServer, sessionId, first, others, arrived, release } = await heldBurst(t, N);
+    release(0);
+    await arrived;
     // Answered while the others still wait at the backend: the section let go once its lease was next in line.
     await first;
     const ended = b.client.endSession(sessionId);
     // Everything b's end could do without waiting for a lock has run by the next turn of the event loop.
     await new Promise((settled) => setImmediate(settled));
     assert.equal(bServer.ops.includes("endSession"), false, "b's end waits for the burst's writes");
-    answer();
+    for (let k = 1; k < N; k++) release(k);
     await Promise.all(others);
     assert.equal((await ended).deletedItems, N, "the end came after every write of the burst, and removed them all");
     assert.deepEqual(await w.where(sessionId), { host: [], fallback: [] });
@@ -669,41 +685,18 @@ describe("routing at the backends' speed", () => {
   });
 
   it("a first write is acknowledged once written and routed, while the rest of its burst and another context's end still wait", { timeout: 30_000 }, async (t) => {
-    const w = world(t, { installed: false });
-    const a = w.worker();
-    await a.client.pruneRoutes();
-    const server = w.servers.at(-1) as RecordingIdbServer;
-    const b = w.worker();
-    const bServer = w.servers.at(-1) as RecordingIdbServer;
-    const handle = server.handleText.bind(server);
     const N = 4;
-    let [writes, held] = [0, 0];
-    let allArrived!: () => void;
-    const arrived = new Promise<void>((resolve) => (allArrived = resolve));
-    let answerFirst!: () => void;
-    const firstAnswered = new Promise<void>((resolve) => (answerFirst = resolve));
-    let answerOthers!: () => void;
-    const othersAnswered = new Promise<void>((resolve) => (answerOthers = resolve));
-    server.handleText = async (text: string) => {
-      if ((JSON.parse(text) as { op?: unknown }).op === "write") {
-        const isFirst = writes++ === 0;
-        if (++held === N) allArrived();
-        await (isFirst ? firstAnswered : othersAnswered);
-      }
-      return handle(text);
-    };
-    const sessionId = session();
-    const [first, ...others] = Array.from({ length: N }, (_, n) => a.client.write({ sessionId, data: { n }, description: `note ${n}` }));
+    const { w, b, bServer, sessionId, first, others, arrived, release } = await heldBurst(t, N);
     await arrived;
     // b's end waits for a's section; with it waiting, the section can't hand over early and holds the lock until the
     // burst is answered.
     const ended = b.client.endSession(sessionId);
-    answerFirst();
+    release(0);
     const written = await first;
     assert.match(written?.storageKey ?? "", new RegExp(`^${sessionId}_`));
     assert.equal(w.storage.items.get(ROUTE_PREFIX + sessionId), '"indexeddb"', "acknowledged with its route kept");
     assert.equal(bServer.ops.includes("endSession"), false, "b's end still waits for the burst");
-    answerOthers();
+    for (let k = 1; k < N; k++) release(k);
     await Promise.all(others);
     assert.equal((await ended).deletedItems, N, "the end came after every write of the burst, and removed them all");
   });
