@@ -179,8 +179,9 @@ PY
   # 4. The tests that don't open the store (see the top), with the Wine prefix above.
   step "the Rust tests that don't open the store, under Wine"
   export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine
+  # The store file's unit tests make a real LMDB store to check, so they are skipped like the tests below.
   WINE_TESTS=(
-    "--lib --bins"
+    "--lib --bins -- --skip store_file::tests::"
     "--test cli"
     "--test replay -- --exact hello unavailable every_transcript_is_run"
     "--test inspect -- --exact unframed_json_gets_a_hint"
