@@ -108,7 +108,7 @@ mod tests {
     use heed::types::Bytes;
     use heed::{CommitOrAbort, Database, Env, EnvOpenOptions, WithoutTls};
 
-    /// A real LMDB store in `dir` (as the host opens one, with durable commits) and its unnamed database.
+    /// A real LMDB store in `dir` (as the host opens one, with durable commits) and a database in it.
     fn store(dir: &Path) -> (Env<WithoutTls>, Database<'static, Bytes, Bytes>) {
         let mut options = EnvOpenOptions::new().read_txn_without_tls();
         options.map_size(64 << 20).max_dbs(1);
