@@ -23,7 +23,7 @@ import { MemoryStorage } from "./helpers/memory-storage.js";
 import { ItemNotFoundError, QuotaExceededError } from "../src/errors.js";
 import { IDB_HOST_VERSION } from "../src/backends/indexeddb/cmd/hello.js";
 import { ID_ALPHABET } from "../src/backends/indexeddb/json/index.js";
-import { MAX_ITEM_BYTES, MAX_REQUEST_BYTES, ORPHAN_AFTER_MS, SESSION_QUOTA_BYTES, STORE_QUOTA_BYTES, TOUCH_GRANULARITY_MS } from "../src/protocol.js";
+import { MAX_ITEM_BYTES, MAX_READ_MANY_BYTES, MAX_REQUEST_BYTES, ORPHAN_AFTER_MS, SESSION_QUOTA_BYTES, STORE_QUOTA_BYTES, TOUCH_GRANULARITY_MS } from "../src/protocol.js";
 
 /** Sends a request object and parses the reply. */
 async function call(host: IdbHost, request: object): Promise<{ ok: boolean; result?: any; error?: any }> {
@@ -522,6 +522,86 @@ describe("durability", () => {
       assert.deepEqual(seen, [durability ?? "relaxed"]);
     }
     assert.throws(() => new IdbHost({ indexedDB: new IDBFactory(), durability: "default" as Durability }), /durability must be "relaxed" or "strict", not "default"/);
+  });
+});
+
+describe("a list", () => {
+  it("reads a page the same in one request (Chrome 141 and later) as by a walk (other browsers)", async () => {
+    // Timestamps that tie, so that the key orders the items within them, as the host orders them.
+    let clock = 1_800_000_000_000;
+    const host = new IdbHost({ indexedDB: new IDBFactory(), now: () => clock++ >> 1 });
+    for (let n = 0; n < 7; n++) await call(host, { id: n, op: "write", sessionId: "conv_l", data: n, description: `item ${n}` });
+    const pages = async () => {
+      const seen: unknown[] = [];
+      let cursor: string | null | undefined;
+      do {
+        const reply = await call(host, { id: 9, op: "list", sessionId: "conv_l", limit: 3, cursor: cursor ?? undefined });
+        seen.push(reply.result);
+        cursor = reply.result.nextCursor;
+      } while (cursor !== null);
+      return seen;
+    };
+    const inOne = await pages();
+    const getAllRecords = Object.getOwnPropertyDescriptor(IDBIndex.prototype, "getAllRecords");
+    assert.ok(getAllRecords, "fake-indexeddb reads backwards in one request, as Chrome does");
+    delete (IDBIndex.prototype as { getAllRecords?: unknown }).getAllRecords;
+    let walked;
+    try {
+      walked = await pages();
+    } finally {
+      Object.defineProperty(IDBIndex.prototype, "getAllRecords", getAllRecords);
+    }
+    assert.deepEqual(walked, inOne);
+    // Three pages, every item once, newest first (and the greater key first where the times tie).
+    const pageItems = inOne.map((page) => (page as { items: Array<{ timestamp: number; storageKey: string }> }).items);
+    assert.deepEqual(pageItems.map((items) => items.length), [3, 3, 1]);
+    const order = pageItems.flat().map(({ timestamp, storageKey }) => [timestamp, storageKey] as const);
+    const newestFirst = [...order].sort(([t1, k1], [t2, k2]) => t2 - t1 || (k2 > k1 ? 1 : k2 < k1 ? -1 : 0));
+    assert.deepEqual(order, newestFirst);
+    assert.equal(new Set(order.map(([, key]) => key)).size, 7);
+    host.close();
+  });
+});
+
+describe("a read of several items", () => {
+  it("asks for the entries' data together, never more than its own bound of stored data (or one item) at a time", async () => {
+    const host = new IdbHost({ indexedDB: new IDBFactory() });
+    const big = { part: "x".repeat(2_200_000), small: 1 };
+    const keys: string[] = [];
+    for (const [n, data] of [1, 2, 3, 4, 5, big, big, big, 6].entries()) {
+      keys.push((await call(host, { id: n, op: "write", sessionId: "conv_r", data, description: `item ${n}` })).result.storageKey);
+    }
+    const sizes = new Map<string, number>();
+    for (const key of keys) sizes.set(key, (await call(host, { id: 0, op: "read", sessionId: "conv_r", storageKey: key })).result.item.dataSize);
+    // The data store's gets, counted while they are under way: how many at once, and how many bytes of data.
+    const get = IDBObjectStore.prototype.get;
+    let [asked, bytes, mostAsked, mostBytes] = [0, 0, 0, 0];
+    IDBObjectStore.prototype.get = function (this: IDBObjectStore, key: IDBValidKey) {
+      const request = get.call(this, key);
+      if (this.name === "data") {
+        const size = sizes.get(String(key)) ?? 0;
+        [asked, bytes] = [asked + 1, bytes + size];
+        [mostAsked, mostBytes] = [Math.max(mostAsked, asked), Math.max(mostBytes, bytes)];
+        request.addEventListener("success", () => ([asked, bytes] = [asked - 1, bytes - size]));
+      }
+      return request;
+    };
+    let reply;
+    try {
+      // Each big item's small part only, so that the read fits its bound although the items' data doesn't.
+      const storageKeys = keys.map((storageKey, n) => (n >= 5 && n <= 7 ? { storageKey, pointer: "/small" } : storageKey));
+      reply = await call(host, { id: 9, op: "read", sessionId: "conv_r", storageKeys });
+    } finally {
+      IDBObjectStore.prototype.get = get;
+    }
+    assert.deepEqual(
+      reply.result.items.map((entry: { item: { data: unknown } }) => entry.item.data),
+      [1, 2, 3, 4, 5, 1, 1, 1, 6],
+    );
+    // The five small items and the first two big ones fit MAX_READ_MANY_BYTES together; the third doesn't.
+    assert.equal(mostAsked, 7);
+    assert.ok(mostBytes <= MAX_READ_MANY_BYTES, `${mostBytes} bytes of data asked for at once`);
+    host.close();
   });
 });
 

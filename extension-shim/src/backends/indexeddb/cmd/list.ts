@@ -55,38 +55,65 @@ function wanted(cmd: List, item: ItemRecord): boolean {
 export async function list(ctx: Context, cmd: List): Promise<string> {
   const db = await ctx.db();
   const [result, lastAccessed] = await transact(db, [ITEMS, SESSIONS], "readonly", async (tx) => {
-    const record = (await request(tx.objectStore(SESSIONS).get(cmd.sessionId))) as SessionRecord | undefined;
-    let [itemCount, totalSize] = [record?.itemCount ?? 0, record?.totalSize ?? 0];
-    if (cmd.taskId !== undefined || cmd.query !== undefined) {
-      [itemCount, totalSize] = [0, 0];
+    // Asked for with the walks below, not before them: the requests of a transaction go together.
+    const session = request(tx.objectStore(SESSIONS).get(cmd.sessionId)) as Promise<SessionRecord | undefined>;
+    const filtered = cmd.taskId !== undefined || cmd.query !== undefined;
+    let [itemCount, totalSize] = [0, 0];
+    if (filtered) {
       await each(tx.objectStore(ITEMS).openCursor(keysOf(cmd.sessionId, cmd.taskId)), (cursor) => {
         const item = cursor.value as ItemRecord;
         if (wanted(cmd, item)) [itemCount, totalSize] = [itemCount + 1, totalSize + quotaOf(item)];
       });
     }
-    const items: ItemRecord[] = [];
-    let nextCursor: string | undefined;
-    const newestFirst = tx.objectStore(ITEMS).index(BY_SESSION_TIME).openCursor(sessionItems(cmd.sessionId, cmd.after), "prev");
-    await each(newestFirst, (cursor) => {
-      const item = cursor.value as ItemRecord;
-      if (cmd.taskId !== undefined && taskOf(item.storageKey) !== cmd.taskId) return true;
-      if (!wanted(cmd, item)) return true;
-      const last = items[items.length - 1];
-      if (items.length === cmd.limit && last !== undefined) {
-        nextCursor = `${last.timestamp}:${last.storageKey}`;
-        return false;
-      }
-      items.push(item);
-      return true;
-    });
-    const page = `{"items":[${items.map(metadataJson).join(",")}],"nextCursor":${quoteOrNull(nextCursor)},"itemCount":${itemCount},"totalSize":${totalSize}}`;
-    return [page, record?.lastAccessedAt] as const;
+    const [items, nextCursor] = await page(tx, cmd);
+    const record = await session;
+    if (!filtered) [itemCount, totalSize] = [record?.itemCount ?? 0, record?.totalSize ?? 0];
+    const text = `{"items":[${items.map(metadataJson).join(",")}],"nextCursor":${quoteOrNull(nextCursor)},"itemCount":${itemCount},"totalSize":${totalSize}}`;
+    return [text, record?.lastAccessedAt] as const;
   });
   await touch(ctx, db, cmd.sessionId, lastAccessed);
   return result;
 }
 
-/** The task part of a stored key. */
+/** What `getAll` takes where the browser reads newest first in one request (IndexedDB's IDBGetAllOptions). */
+interface GetAllOptions {
+  query: IDBKeyRange;
+  count: number;
+  direction: IDBCursorDirection;
+}
+
+/**
+ * The page's items, newest first, and the cursor past them when more are left. A page of every item of the session
+ * (no task, no query) is one request where the browser can read an index backwards in one (`getAll` with a
+ * direction, which comes with `getAllRecords`: Chrome 141 and later); else, and when items are skipped, a walk.
+ */
+async function page(tx: IDBTransaction, cmd: List): Promise<[ItemRecord[], string | undefined]> {
+  const index = tx.objectStore(ITEMS).index(BY_SESSION_TIME);
+  const range = sessionItems(cmd.sessionId, cmd.after);
+  const cursorAfter = (item: ItemRecord | undefined) => (item === undefined ? undefined : `${item.timestamp}:${item.storageKey}`);
+  if (cmd.taskId === undefined && cmd.query === undefined && "getAllRecords" in index) {
+    const getAll = index.getAll as unknown as (options: GetAllOptions) => IDBRequest<ItemRecord[]>;
+    const found = await request(getAll.call(index, { query: range, count: cmd.limit + 1, direction: "prev" }));
+    const more = found.length > cmd.limit;
+    if (more) found.length = cmd.limit;
+    return [found, more ? cursorAfter(found[found.length - 1]) : undefined];
+  }
+  const items: ItemRecord[] = [];
+  let nextCursor: string | undefined;
+  await each(index.openCursor(range, "prev"), (cursor) => {
+    const item = cursor.value as ItemRecord;
+    if (cmd.taskId !== undefined && taskOf(item.storageKey) !== cmd.taskId) return true;
+    if (!wanted(cmd, item)) return true;
+    if (items.length === cmd.limit) {
+      nextCursor = cursorAfter(items[items.length - 1]);
+      return false;
+    }
+    items.push(item);
+    return true;
+  });
+  return [items, nextCursor];
+}
+
 function taskOf(storageKey: string): string {
   const parts = parseStorageKey(storageKey);
   return isRuleError(parts) ? "" : parts.taskId;

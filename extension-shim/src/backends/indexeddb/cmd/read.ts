@@ -47,9 +47,10 @@ function maxBytesOf(fields: Fields): number | undefined {
 /** Reads the item, then refreshes the session's last access. */
 export async function read(ctx: Context, cmd: Read): Promise<Spliced> {
   const db = await ctx.db();
-  const [result, lastAccessed] = await transact(db, READ_STORES, "readonly", (tx) =>
-    Promise.all([readOne(tx, cmd, undefined), lastAccessOf(tx, cmd.sessionId)]),
-  );
+  const [result, lastAccessed] = await transact(db, READ_STORES, "readonly", async (tx) => {
+    const [[item, text], lastAccessed] = await Promise.all([Promise.all([metadataOf(tx, cmd.storageKey), dataOf(tx, cmd.storageKey)]), lastAccessOf(tx, cmd.sessionId)]);
+    return [readOne(cmd, item, text, undefined), lastAccessed] as const;
+  });
   await touch(ctx, db, cmd.sessionId, lastAccessed);
   return result;
 }
@@ -136,21 +137,42 @@ class Budget {
   }
 }
 
-/** Reads every item in one transaction, then refreshes the session's last access once. */
+/**
+ * Reads every item in one transaction, then refreshes the session's last access once. Every entry's metadata is
+ * asked for at once, and then the data of as many entries at a time as MAX_READ_MANY_BYTES of stored data allow
+ * (one at least): a round trip or two to the browser's IndexedDB rather than one per entry, while what is held at
+ * once stays within the read's own bound and one item. Each entry is then read in order, as the host reads them.
+ */
 export async function readMany(ctx: Context, cmd: ReadMany): Promise<string> {
   const db = await ctx.db();
   const [entries, lastAccessed] = await transact(db, READ_STORES, "readonly", async (tx) => {
     const lastAccessed = lastAccessOf(tx, cmd.sessionId);
+    const keys = cmd.reads.map((read) => ("error" in read ? undefined : read.storageKey));
+    const items = await Promise.all(keys.map((key) => (key === undefined ? undefined : metadataOf(tx, key))));
+    const texts: Array<Promise<string | undefined> | undefined> = [];
+    // How many entries' data has been asked for, and the bytes of it not yet read into the reply.
+    let [asked, held] = [0, 0];
     const budget = new Budget(cmd.reads.length);
     const entries: string[] = [];
-    for (const read of cmd.reads) {
+    for (const [at, read] of cmd.reads.entries()) {
       budget.done++;
       if ("error" in read) {
         entries.push(missingJson(read.storageKey, read.error));
         continue;
       }
+      for (; asked <= at || (asked < keys.length && held + sizeOf(items[asked]) <= MAX_READ_MANY_BYTES); asked++) {
+        const key = keys[asked];
+        if (key === undefined || items[asked] === undefined) continue;
+        held += sizeOf(items[asked]);
+        const text = dataOf(tx, key);
+        // A read refused before it gets to this entry aborts the transaction, and so this request: nobody waits.
+        text.catch(() => undefined);
+        texts[asked] = text;
+      }
+      const text = await texts[at];
+      [texts[at], held] = [undefined, held - sizeOf(items[at])];
       try {
-        entries.push(String(await readOne(tx, read, budget)));
+        entries.push(String(readOne(read, items[at], text, budget)));
       } catch (error) {
         // Past the budget, the whole read is refused; any other refusal is this entry's.
         if (!(error instanceof HostError) || budget.spent) throw error;
@@ -161,6 +183,11 @@ export async function readMany(ctx: Context, cmd: ReadMany): Promise<string> {
   });
   await touch(ctx, db, cmd.sessionId, lastAccessed);
   return `{"items":[${entries.join(",")}]}`;
+}
+
+/** The bytes of data an item keeps, for the reads asked for at once; none for a key that names nothing. */
+function sizeOf(item: ItemRecord | undefined): number {
+  return item?.dataSize ?? 0;
 }
 
 /** An entry of `items` for a key that names nothing, or whose item can't be read. */
@@ -174,15 +201,21 @@ async function lastAccessOf(tx: IDBTransaction, sessionId: string): Promise<numb
   return record?.lastAccessedAt;
 }
 
+/** An item's metadata, if the key names one. */
+function metadataOf(tx: IDBTransaction, storageKey: string): Promise<ItemRecord | undefined> {
+  return request(tx.objectStore(ITEMS).get(storageKey)) as Promise<ItemRecord | undefined>;
+}
+
+/** An item's data text, if the key names one. */
+function dataOf(tx: IDBTransaction, storageKey: string): Promise<string | undefined> {
+  return request(tx.objectStore(DATA).get(storageKey)) as Promise<string | undefined>;
+}
+
 /**
- * One item's `{"item", "slice"?}` in the transaction `tx`; its data and customMetadata are taken from `budget`,
- * when there is one.
+ * One item's `{"item", "slice"?}`, from its metadata and data as read; its data and customMetadata are taken from
+ * `budget`, when there is one.
  */
-async function readOne(tx: IDBTransaction, cmd: Read, budget: Budget | undefined): Promise<Spliced> {
-  const [item, text] = await Promise.all([
-    request(tx.objectStore(ITEMS).get(cmd.storageKey)) as Promise<ItemRecord | undefined>,
-    request(tx.objectStore(DATA).get(cmd.storageKey)) as Promise<string | undefined>,
-  ]);
+function readOne(cmd: Read, item: ItemRecord | undefined, text: string | undefined, budget: Budget | undefined): Spliced {
   if (item === undefined) throw HostError.itemNotFound(cmd.storageKey);
   if (text === undefined) throw HostError.corrupted(cmd.storageKey, "its data is missing");
   const value =
