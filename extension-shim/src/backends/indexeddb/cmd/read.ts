@@ -48,7 +48,7 @@ function maxBytesOf(fields: Fields): number | undefined {
 export async function read(ctx: Context, cmd: Read): Promise<Spliced> {
   const db = await ctx.db();
   const [result, lastAccessed] = await transact(db, READ_STORES, "readonly", async (tx) => {
-    const [[item, text], lastAccessed] = await Promise.all([Promise.all([metadataOf(tx, cmd.storageKey), dataOf(tx, cmd.storageKey)]), lastAccessOf(tx, cmd.sessionId)]);
+    const [item, text, lastAccessed] = await Promise.all([metadataOf(tx, cmd.storageKey), dataOf(tx, cmd.storageKey), lastAccessOf(tx, cmd.sessionId)]);
     return [readOne(cmd, item, text, undefined), lastAccessed] as const;
   });
   await touch(ctx, db, cmd.sessionId, lastAccessed);
