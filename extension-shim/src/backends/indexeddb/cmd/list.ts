@@ -114,6 +114,7 @@ async function page(tx: IDBTransaction, cmd: List): Promise<[ItemRecord[], strin
   return [items, nextCursor];
 }
 
+/** The task part of a stored key. */
 function taskOf(storageKey: string): string {
   const parts = parseStorageKey(storageKey);
   return isRuleError(parts) ? "" : parts.taskId;

@@ -138,10 +138,11 @@ class Budget {
 }
 
 /**
- * Reads every item in one transaction, then refreshes the session's last access once. Every entry's metadata is
- * asked for at once, and then the data of as many entries at a time as MAX_READ_MANY_BYTES of stored data allow
- * (one at least): a round trip or two to the browser's IndexedDB rather than one per entry, while what is held at
- * once stays within the read's own bound and one item. Each entry is then read in order, as the host reads them.
+ * Reads every item in one transaction, then refreshes the session's last access once. Every entry's metadata (at
+ * most MAX_STORAGE_KEYS records) is asked for at once, then the data of as many entries at a time as
+ * MAX_READ_MANY_BYTES of stored data allow (one at least): a round trip or two to the browser's IndexedDB rather
+ * than one per entry, while the data held at once stays within the read's own bound and one item. Each entry is
+ * then read into the reply in order, as the host reads them.
  */
 export async function readMany(ctx: Context, cmd: ReadMany): Promise<string> {
   const db = await ctx.db();
@@ -160,14 +161,17 @@ export async function readMany(ctx: Context, cmd: ReadMany): Promise<string> {
         entries.push(missingJson(read.storageKey, read.error));
         continue;
       }
-      for (; asked <= at || (asked < keys.length && held + sizeOf(items[asked]) <= MAX_READ_MANY_BYTES); asked++) {
-        const key = keys[asked];
-        if (key === undefined || items[asked] === undefined) continue;
-        held += sizeOf(items[asked]);
-        const text = dataOf(tx, key);
-        // A read refused before it gets to this entry aborts the transaction, and so this request: nobody waits.
-        text.catch(() => undefined);
-        texts[asked] = text;
+      // This entry's data, and the next entries' while what is held stays within the bound.
+      while (asked <= at || (asked < keys.length && held + sizeOf(items[asked]) <= MAX_READ_MANY_BYTES)) {
+        const [key, item] = [keys[asked], items[asked]];
+        if (key !== undefined && item !== undefined) {
+          held += sizeOf(item);
+          const text = dataOf(tx, key);
+          // A read refused before it gets to this entry aborts the transaction, and so this request: nobody waits.
+          text.catch(() => undefined);
+          texts[asked] = text;
+        }
+        asked++;
       }
       const text = await texts[at];
       [texts[at], held] = [undefined, held - sizeOf(items[at])];
