@@ -2,9 +2,9 @@
  * What IdbHost does beyond one request and its reply, which the transcripts and the differential test can't
  * show: the quota held across several contexts of the extension writing at once, the orphan sweep and the
  * minute-granular refresh of `lastAccessedAt` on an injected clock, generated ids from an injected random source,
- * a connection closed and opened again, a browser that refuses IndexedDB, and the store-wide quota: held across
- * contexts, found from what `navigator.storage.estimate()` grants, and its running total brought to databases of
- * the first schema.
+ * a connection closed and opened again, a browser that refuses IndexedDB, where an item's data is kept (in its
+ * record or apart, by its size), and the store-wide quota: held across contexts, found from what
+ * `navigator.storage.estimate()` grants, and its running total brought to databases of the first schema.
  */
 
 import "fake-indexeddb/auto";
@@ -17,7 +17,7 @@ import { writerLockName } from "../src/backends/indexeddb/writer.js";
 import { lockIsFree } from "./helpers/locks.js";
 import { InProcessBackend } from "../src/backends/in-process.js";
 import { IdbHost, storeQuotaFrom, type StorageEstimate } from "../src/backends/indexeddb/host.js";
-import { COUNTERS, DATABASE_NAME, SESSIONS, STORE_TOTAL, type Durability } from "../src/backends/indexeddb/store.js";
+import { COUNTERS, DATA, DATABASE_NAME, ITEMS, MAX_INLINE_DATA_BYTES, SESSIONS, STORE_TOTAL, type Durability } from "../src/backends/indexeddb/store.js";
 import { createLlmCache } from "../src/llm-cache.js";
 import { MemoryStorage } from "./helpers/memory-storage.js";
 import { ItemNotFoundError, QuotaExceededError } from "../src/errors.js";
@@ -576,9 +576,11 @@ describe("a read of several items", () => {
     // The data store's gets, counted while they are under way: how many at once, and how many bytes of data.
     const get = IDBObjectStore.prototype.get;
     let [asked, bytes, mostAsked, mostBytes] = [0, 0, 0, 0];
+    const askedFor = new Set<string>();
     IDBObjectStore.prototype.get = function (this: IDBObjectStore, key: IDBValidKey) {
       const request = get.call(this, key);
       if (this.name === "data") {
+        askedFor.add(String(key));
         const size = sizes.get(String(key)) ?? 0;
         [asked, bytes] = [asked + 1, bytes + size];
         [mostAsked, mostBytes] = [Math.max(mostAsked, asked), Math.max(mostBytes, bytes)];
@@ -598,9 +600,62 @@ describe("a read of several items", () => {
       reply.result.items.map((entry: { item: { data: unknown } }) => entry.item.data),
       [1, 2, 3, 4, 5, 1, 1, 1, 6],
     );
-    // The five small items and the first two big ones fit MAX_READ_MANY_BYTES together; the third doesn't.
-    assert.equal(mostAsked, 7);
+    // The six small items come with their records, never asked of the data store; the first two big ones fit
+    // MAX_READ_MANY_BYTES together, the third doesn't.
+    assert.equal(mostAsked, 2);
+    assert.deepEqual([...askedFor].sort(), keys.slice(5, 8).sort());
     assert.ok(mostBytes <= MAX_READ_MANY_BYTES, `${mostBytes} bytes of data asked for at once`);
+    host.close();
+  });
+});
+
+describe("an item's data", () => {
+  /** Where the database keeps an item's data: in its record, in the `data` store, or both (wrongly). */
+  async function kept(factory: IDBFactory, storageKey: string): Promise<{ inRecord: boolean; inStore: boolean }> {
+    const db = await new Promise<IDBDatabase>((resolve, reject) => {
+      const opening = factory.open(DATABASE_NAME);
+      opening.onsuccess = () => resolve(opening.result);
+      opening.onerror = () => reject(opening.error);
+    });
+    const tx = db.transaction([ITEMS, DATA], "readonly");
+    const get = (store: string) => new Promise<unknown>((resolve) => (tx.objectStore(store).get(storageKey).onsuccess = (e) => resolve((e.target as IDBRequest).result)));
+    const [record, stored] = await Promise.all([get(ITEMS), get(DATA)]);
+    db.close();
+    return { inRecord: (record as { data?: string } | undefined)?.data !== undefined, inStore: stored !== undefined };
+  }
+
+  it("is kept in the item's record up to MAX_INLINE_DATA_BYTES and in the data store past it, once, as it grows and shrinks", async () => {
+    const factory = new IDBFactory();
+    const host = new IdbHost({ indexedDB: factory });
+    // A string's JSON text is its characters and two quotes.
+    const [small, large] = ["s".repeat(MAX_INLINE_DATA_BYTES - 2), "l".repeat(MAX_INLINE_DATA_BYTES - 1)];
+    const key = (turn: string) => `conv_d_task0001_${turn}`;
+    const steps: Array<[string, object, string, { inRecord: boolean; inStore: boolean }]> = [
+      ["a small write", write("conv_d", "turn0001", small), small, { inRecord: true, inStore: false }],
+      ["a large write", write("conv_d", "turn0002", large), large, { inRecord: false, inStore: true }],
+      ["a small item rewritten large", write("conv_d", "turn0001", large), large, { inRecord: false, inStore: true }],
+      ["a large item rewritten small", write("conv_d", "turn0001", small), small, { inRecord: true, inStore: false }],
+      ["a small item updated large", { op: "update", sessionId: "conv_d", storageKey: key("turn0001"), data: large }, large, { inRecord: false, inStore: true }],
+      ["a large item updated small", { op: "update", sessionId: "conv_d", storageKey: key("turn0001"), data: "x" }, "x", { inRecord: true, inStore: false }],
+      ["a small item appended past the bound", { op: "append", sessionId: "conv_d", storageKey: key("turn0001"), data: large }, `x${large}`, { inRecord: false, inStore: true }],
+      ["a large item's description updated", { op: "update", sessionId: "conv_d", storageKey: key("turn0001"), description: "d" }, `x${large}`, { inRecord: false, inStore: true }],
+    ];
+    for (const [n, [what, request, data, where]] of steps.entries()) {
+      const reply = await call(host, { id: n, ...request });
+      assert.equal(reply.ok, true, `${what}: ${JSON.stringify(reply.error)}`);
+      const storageKey = "storageKey" in request ? String(request.storageKey) : reply.result.storageKey;
+      assert.deepEqual(await kept(factory, storageKey), where, what);
+      const read = await call(host, { id: n, op: "read", sessionId: "conv_d", storageKey });
+      assert.equal(read.result.item.data, data, what);
+    }
+    // Search reads the data wherever it is.
+    assert.equal((await call(host, write("conv_d", "turn0003", `${small.slice(9)} needle`))).ok, true);
+    const found = await call(host, { id: 20, op: "search", sessionId: "conv_d", query: "needle" });
+    assert.deepEqual(found.result.matches.map((match: { storageKey: string }) => match.storageKey), [key("turn0003")]);
+    const foundLarge = await call(host, { id: 20, op: "search", sessionId: "conv_d", query: "lll" });
+    assert.deepEqual(foundLarge.result.matches.map((match: { storageKey: string }) => match.storageKey).sort(), [key("turn0001"), key("turn0002")]);
+    assert.equal((await call(host, { id: 21, op: "delete", sessionId: "conv_d", storageKey: key("turn0001") })).ok, true);
+    assert.deepEqual(await kept(factory, key("turn0001")), { inRecord: false, inStore: false });
     host.close();
   });
 });

@@ -5,16 +5,20 @@
  * for every context of the extension (service worker, side panel, pages), so one transaction that checks the
  * quota and writes holds the quota across all of them.
  *
- * # Schema (database `llm-cache`, version 2)
- * - `items`: an item's metadata (`ItemRecord`), keyed by its storage key. Never its data, so that `list` reads no
- *   data. Index `bySessionTime` on `[sessionId, timestamp, storageKey]`: a session's items in `list` order when
- *   walked backwards (newest first, then the greater key first, as the host orders them).
- * - `data`: an item's data, keyed by its storage key: the compact JSON text exactly as the host would store it.
+ * # Schema (database `llm-cache`, version 3)
+ * - `items`: an item's metadata (`ItemRecord`), keyed by its storage key, and the data of a small item (at most
+ *   MAX_INLINE_DATA_BYTES), so that its write is one request fewer. Index `bySessionTime` on
+ *   `[sessionId, timestamp, storageKey]`: a session's items in `list` order when walked backwards (newest first,
+ *   then the greater key first, as the host orders them).
+ * - `data`: the data of a larger item, keyed by its storage key, so that `list` reads no large data. Data is
+ *   the compact JSON text exactly as the host would store it, wherever it is kept.
  * - `sessions`: a session's totals and times (`SessionRecord`), keyed by its id, present while it holds items,
  *   kept equal to the sum over its items in every transaction. Index `byLastAccess`, for the orphan sweep.
  * - `counters` (version 2): `storeTotal`, the sum of every session's `totalSize`, kept equal to it in every
  *   transaction that changes one, so that the store-wide quota is checked without a scan. A database of version 1
  *   gets it in the upgrade, summed once from its sessions.
+ * - Version 3 changes no store: it keeps shims that know only `data` from opening a database whose small items'
+ *   data they would not find.
  *
  * An extension's origin is its database's: the browser keeps every origin's IndexedDB apart, as the host keeps
  * origins apart in its keys.
@@ -27,7 +31,7 @@ import { utf8Length } from "./json/index.js";
 export const DATABASE_NAME = "llm-cache";
 
 /** The schema's version; a new one needs an upgrade step in `openDatabase`. */
-export const DATABASE_VERSION = 2;
+export const DATABASE_VERSION = 3;
 
 /** The object stores. */
 export const ITEMS = "items";
@@ -41,6 +45,14 @@ export const STORE_TOTAL = "storeTotal";
 /** The indexes. */
 export const BY_SESSION_TIME = "bySessionTime";
 export const BY_LAST_ACCESS = "byLastAccess";
+
+/**
+ * The most bytes of data (the UTF-8 of its compact JSON text) an item keeps in its own record in `items`; larger
+ * data is kept in `data`. A small item, such as a summary, is then written with one request fewer, about a tenth
+ * of its write's time in Chromium (docs/performance.md). Reads of whole records hold it beside the metadata: a
+ * `list` page at most (limit + 1) of them (4 MiB at MAX_LIST_LIMIT), a read of several items MAX_STORAGE_KEYS.
+ */
+export const MAX_INLINE_DATA_BYTES = 4096;
 
 /** Every store an item's change touches: its metadata, its data, its session's totals and the store's. */
 export const ITEM_STORES = [ITEMS, DATA, SESSIONS, COUNTERS];
@@ -64,11 +76,37 @@ export interface ItemRecord {
   shape: string;
   /** The client's own annotations as compact JSON text, when it gave any. */
   customMetadata?: string;
+  /** The data's compact JSON text when it is at most MAX_INLINE_DATA_BYTES; else the data is in `data`. */
+  data?: string;
   /**
    * Where the item's text came from, in canonical form (provenance.ts); absent in records written before items
    * carried it, which read as `{origin: "unknown"}`. Never counted in the quota: it is bounded (a few KB).
    */
   provenance?: Provenance;
+}
+
+/**
+ * Puts `item` in the transaction `tx` (added, when `add`: a key assumed free) with `text` as its data: in the
+ * record when it is small, else in `data`. `replaced` is the record the item replaces, if any: its data goes from
+ * `data` when the new data doesn't go there. With no `text` the data stays as it is, where it is.
+ */
+export function putItem(tx: IDBTransaction, item: ItemRecord, text: string | undefined, replaced: ItemRecord | undefined, add = false): void {
+  const items = tx.objectStore(ITEMS);
+  if (text !== undefined) {
+    const inline = item.dataSize <= MAX_INLINE_DATA_BYTES;
+    if (inline) item.data = text;
+    else delete item.data;
+    if (!inline) tx.objectStore(DATA).put(text, item.storageKey);
+    else if (replaced !== undefined && replaced.data === undefined) tx.objectStore(DATA).delete(item.storageKey);
+  }
+  if (add) items.add(item);
+  else items.put(item);
+}
+
+/** An item's data text: from its record, or else from `data`; undefined if it is missing from both. */
+export function dataOf(tx: IDBTransaction, item: ItemRecord): Promise<string | undefined> {
+  if (item.data !== undefined) return Promise.resolve(item.data);
+  return request(tx.objectStore(DATA).get(item.storageKey)) as Promise<string | undefined>;
 }
 
 /** The bytes an item takes from its session's quota: data and customMetadata (PROTOCOL.md section 5.7). */
@@ -113,6 +151,7 @@ export function openDatabase(factory: IDBFactory, name: string): Promise<IDBData
         const sessions = db.createObjectStore(SESSIONS, { keyPath: "sessionId" });
         sessions.createIndex(BY_LAST_ACCESS, "lastAccessedAt");
       }
+      // Version 3 adds nothing to upgrade: a record without `data` keeps its data in the `data` store.
       if (event.oldVersion < 2 && upgrade !== null) {
         // The running total starts as the sum of the sessions' totals, walked once, in the upgrade's transaction.
         const counters = db.createObjectStore(COUNTERS);

@@ -54,8 +54,9 @@ export function append(ctx: Context, cmd: Append): Change {
       batch.totals.of(cmd.sessionId),
     ]);
     if (previous === undefined) throw HostError.itemNotFound(cmd.storageKey);
-    if (stored === undefined) throw HostError.corrupted(cmd.storageKey, "its data is missing");
-    const text = spliced(cmd, stored);
+    const kept = previous.data ?? stored;
+    if (kept === undefined) throw HostError.corrupted(cmd.storageKey, "its data is missing");
+    const text = spliced(cmd, kept);
     const size = utf8Length(text);
     if (size > MAX_ITEM_BYTES) {
       throw new HostError(

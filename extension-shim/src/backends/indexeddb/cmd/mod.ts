@@ -14,10 +14,9 @@ import {
   TOUCH_GRANULARITY_MS,
 } from "../../../protocol.js";
 import {
-  DATA,
   ITEM_STORES,
-  ITEMS,
   newSession,
+  putItem,
   quotaOf,
   request,
   SESSIONS,
@@ -347,8 +346,7 @@ export function replaceItem(batch: Batch, previous: ItemRecord, item: ItemRecord
   checkStoreQuota(total, quotaOf(previous), quotaOf(item), batch.limit);
   batch.totals.moveStore(total, record.totalSize - before);
   record.lastAccessedAt = item.timestamp;
-  batch.tx.objectStore(ITEMS).put(item);
-  if (data !== undefined) batch.tx.objectStore(DATA).put(data, item.storageKey);
+  putItem(batch.tx, item, data, previous);
   batch.totals.putSession(record);
   return metadataJson(item);
 }

@@ -5,7 +5,7 @@
  */
 
 import { MAX_READ_MANY_BYTES, MAX_STORAGE_KEYS, MIN_MAX_BYTES } from "../../../protocol.js";
-import { DATA, ITEMS, READ_STORES, request, SESSIONS, transact, type ItemRecord, type SessionRecord } from "../store.js";
+import { DATA, dataOf, ITEMS, READ_STORES, request, SESSIONS, transact, type ItemRecord, type SessionRecord } from "../store.js";
 import { elements, MALFORMED, nextOffset, slice, utf8Length, type Window } from "../json/index.js";
 import { echo, optionalCount, parseFields, requiredString, Spliced, type Count, type Fields } from "../message.js";
 import { Digits, HostError, quote } from "../error.js";
@@ -48,8 +48,9 @@ function maxBytesOf(fields: Fields): number | undefined {
 export async function read(ctx: Context, cmd: Read): Promise<Spliced> {
   const db = await ctx.db();
   const [result, lastAccessed] = await transact(db, READ_STORES, "readonly", async (tx) => {
-    const [item, text, lastAccessed] = await Promise.all([metadataOf(tx, cmd.storageKey), dataOf(tx, cmd.storageKey), lastAccessOf(tx, cmd.sessionId)]);
-    return [readOne(cmd, item, text, undefined), lastAccessed] as const;
+    // The data is asked for beside the record, in case it isn't in the record: one round trip either way.
+    const [item, text, lastAccessed] = await Promise.all([metadataOf(tx, cmd.storageKey), storedData(tx, cmd.storageKey), lastAccessOf(tx, cmd.sessionId)]);
+    return [readOne(cmd, item, item?.data ?? text, undefined), lastAccessed] as const;
   });
   await touch(ctx, db, cmd.sessionId, lastAccessed);
   return result;
@@ -138,11 +139,11 @@ class Budget {
 }
 
 /**
- * Reads every item in one transaction, then refreshes the session's last access once. Every entry's metadata (at
- * most MAX_STORAGE_KEYS records) is asked for at once, then the data of as many entries at a time as
- * MAX_READ_MANY_BYTES of stored data allow (one at least): a round trip or two to the browser's IndexedDB rather
- * than one per entry, while the data held at once stays within the read's own bound and one item. Each entry is
- * then read into the reply in order, as the host reads them.
+ * Reads every item in one transaction, then refreshes the session's last access once. Every entry's record (at
+ * most MAX_STORAGE_KEYS, a small item's data with it) is asked for at once, then the data of as many larger
+ * entries at a time as MAX_READ_MANY_BYTES of stored data allow (one at least): a round trip or two to the
+ * browser's IndexedDB rather than one per entry, while the data held at once stays within the read's own bound,
+ * one item, and the records. Each entry is then read into the reply in order, as the host reads them.
  */
 export async function readMany(ctx: Context, cmd: ReadMany): Promise<string> {
   const db = await ctx.db();
@@ -166,7 +167,7 @@ export async function readMany(ctx: Context, cmd: ReadMany): Promise<string> {
         const [key, item] = [keys[asked], items[asked]];
         if (key !== undefined && item !== undefined) {
           held += sizeOf(item);
-          const text = dataOf(tx, key);
+          const text = dataOf(tx, item);
           // A read refused before it gets to this entry aborts the transaction, and so this request: nobody waits.
           text.catch(() => undefined);
           texts[asked] = text;
@@ -189,9 +190,12 @@ export async function readMany(ctx: Context, cmd: ReadMany): Promise<string> {
   return `{"items":[${entries.join(",")}]}`;
 }
 
-/** The bytes of data an item keeps, for the reads asked for at once; none for a key that names nothing. */
+/**
+ * The bytes of data to ask `data` for an item, for the reads asked for at once: none for data the record holds
+ * (read with it already), or for a key that names nothing.
+ */
 function sizeOf(item: ItemRecord | undefined): number {
-  return item?.dataSize ?? 0;
+  return item === undefined || item.data !== undefined ? 0 : item.dataSize;
 }
 
 /** An entry of `items` for a key that names nothing, or whose item can't be read. */
@@ -210,8 +214,8 @@ function metadataOf(tx: IDBTransaction, storageKey: string): Promise<ItemRecord 
   return request(tx.objectStore(ITEMS).get(storageKey)) as Promise<ItemRecord | undefined>;
 }
 
-/** An item's data text, if the key names one. */
-function dataOf(tx: IDBTransaction, storageKey: string): Promise<string | undefined> {
+/** The data that `data` keeps under a key: a larger item's (see MAX_INLINE_DATA_BYTES). */
+function storedData(tx: IDBTransaction, storageKey: string): Promise<string | undefined> {
   return request(tx.objectStore(DATA).get(storageKey)) as Promise<string | undefined>;
 }
 

@@ -56,7 +56,7 @@ export async function search(ctx: Context, cmd: Search): Promise<string> {
       const item = cursor.value as ItemRecord;
       // Only the cursor's own item (if it is still there) had matches returned already.
       const skip = cmd.resume?.storageKey === item.storageKey ? cmd.resume.returned : 0;
-      const text = (await request(data.get(item.storageKey))) as string | undefined;
+      const text = item.data ?? ((await request(data.get(item.storageKey))) as string | undefined);
       if (text === undefined || !cmd.query.mightMatch(text)) return true;
       const found = findIn(text, cmd.query, skip, cmd.limit - matches.length);
       if (found === undefined) return true;

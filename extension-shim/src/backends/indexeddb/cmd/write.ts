@@ -6,7 +6,7 @@
  * the session quota and the store-wide quota and then writes, or throws and so changes nothing.
  */
 
-import { DATA, ITEMS, newSession, quotaOf, request, type ItemRecord } from "../store.js";
+import { ITEMS, newSession, putItem, quotaOf, request, type ItemRecord } from "../store.js";
 import { checkShortId, generateId, shape, storageKey } from "../json/index.js";
 import { optionalString, type Fields } from "../message.js";
 import { HostError } from "../error.js";
@@ -60,7 +60,7 @@ export function parseWrite(fields: Fields, asciiRequest = false): Write {
 /** Stores the item; its metadata (never its data) is the result. */
 export function write(ctx: Context, cmd: Write): Change {
   return async ({ tx, limit, totals, careful }) => {
-    const [items, data] = [tx.objectStore(ITEMS), tx.objectStore(DATA)];
+    const items = tx.objectStore(ITEMS);
     const now = ctx.now();
     // A generated key is assumed free (see Batch.careful), and the item added rather than put.
     const fresh = !careful && (cmd.taskId === undefined || cmd.turnId === undefined);
@@ -84,9 +84,7 @@ export function write(ctx: Context, cmd: Write): Change {
     totals.moveStore(total, record.totalSize - before);
     record.itemCount += previous === undefined ? 1 : 0;
     record.lastAccessedAt = now;
-    if (fresh) items.add(item);
-    else items.put(item);
-    data.put(cmd.data.text, key);
+    putItem(tx, item, cmd.data.text, previous, fresh);
     totals.putSession(record);
     return metadataJson(item);
   };
