@@ -326,8 +326,12 @@ try {
         [
           [`50-summary workflow, each call awaited: IndexedDB backend (durability ${durability})`, "cacheWorkflowOneByOne", { backend }],
           [`50-summary workflow: the spec's IndexedDB design (durability ${durability})`, "idbWorkflow", { durability }],
+          [`50-summary workflow: the spec's IndexedDB design whole (durability ${durability})`, "idbWorkflowWhole", { durability }],
         ],
-        [[0, 1, { name: `one-by-one workflow, ${durability}: IndexedDB backend / the spec's design`, below: 1 }]],
+        [
+          [0, 1, { name: `one-by-one workflow, ${durability}: IndexedDB backend / the spec's design`, below: 1 }],
+          [0, 2, { name: `one-by-one workflow, ${durability}: IndexedDB backend / the spec's design whole`, below: 1 }],
+        ],
       );
       for (const [size, bytes] of [
         ["1 MB", 1024 * 1024],

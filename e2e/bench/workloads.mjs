@@ -384,6 +384,71 @@ export function defineBenchmarks() {
         close: () => db.close(),
       };
     },
+    // The spec's design whole, as ../shared/spec/cache-data-model.md gives it, where idbWorkflow leaves parts out:
+    // both indexes of `cache_items` (`by_session`, `by_session_timestamp`) and every field of its records; each
+    // write's data serialized to JSON and its size counted, its session's quota checked from a Map read once
+    // ("Lazy-load session quotas"); `list` ordered newest first; each read a call of its own ("Read operations
+    // are individual"), which also updates `sessions.lastAccessedAt` ("Read Operation Flow"), each awaited as an
+    // agent awaits its calls; the end as idbWorkflow's.
+    async idbWorkflowWhole({ durability } = {}) {
+      const db = await idb(`bench-flow-whole-${durability ?? "default"}`, (db) => {
+        db.createObjectStore("sessions", { keyPath: "sessionId" });
+        const items = db.createObjectStore("cache_items", { keyPath: "storageKey" });
+        items.createIndex("by_session", "sessionId");
+        items.createIndex("by_session_timestamp", ["sessionId", "timestamp"]);
+      });
+      const options = durability ? { durability } : undefined;
+      const summaries = Array.from({ length: 50 }, (_, n) => summary(n));
+      const utf8 = new TextEncoder();
+      const quotas = new Map();
+      return {
+        async run(run) {
+          const sessionId = `conv_bench-whole-${run}`;
+          const keys = [];
+          for (let n = 0; n < 50; n++) {
+            const data = JSON.stringify(summaries[n]);
+            const dataSize = utf8.encode(data).length;
+            const tx = db.transaction(["cache_items", "sessions"], "readwrite", options);
+            let session = quotas.get(sessionId);
+            if (session === undefined) {
+              const now = Date.now();
+              session = (await result(tx.objectStore("sessions").get(sessionId))) ?? { sessionId, totalSize: 0, itemCount: 0, createdAt: now, lastAccessedAt: now };
+            }
+            if (session.totalSize + dataSize > 52428800) throw new Error("QuotaExceededError");
+            const [taskId, turnId] = ["task0000", String(n).padStart(8, "0")];
+            const storageKey = `${sessionId}_${taskId}_${turnId}`;
+            const timestamp = Date.now();
+            tx.objectStore("cache_items").put({ storageKey, data, description: `Summary of email ${n}/50`, timestamp, dataSize, sessionId, taskId, turnId });
+            session = { ...session, totalSize: session.totalSize + dataSize, itemCount: session.itemCount + 1, lastAccessedAt: timestamp };
+            tx.objectStore("sessions").put(session);
+            await done(tx);
+            quotas.set(sessionId, session);
+            keys.push(storageKey);
+          }
+          const list = db.transaction("cache_items").objectStore("cache_items").index("by_session");
+          const items = await result(list.getAll(sessionId));
+          items.map(({ storageKey, description, timestamp, dataSize }) => ({ storageKey, description, timestamp, dataSize })).sort((a, b) => b.timestamp - a.timestamp);
+          for (const key of keys.slice(0, 10)) {
+            const tx = db.transaction(["cache_items", "sessions"], "readwrite", options);
+            const [item, session] = await Promise.all([result(tx.objectStore("cache_items").get(key)), result(tx.objectStore("sessions").get(sessionId))]);
+            if (item === undefined) throw new Error("ItemNotFoundError");
+            tx.objectStore("sessions").put({ ...session, lastAccessedAt: Date.now() });
+            await done(tx);
+          }
+          const end = db.transaction(["cache_items", "sessions"], "readwrite", options);
+          const cursor = end.objectStore("cache_items").index("by_session").openKeyCursor(IDBKeyRange.only(sessionId));
+          cursor.onsuccess = () => {
+            if (!cursor.result) return;
+            end.objectStore("cache_items").delete(cursor.result.primaryKey);
+            cursor.result.continue();
+          };
+          end.objectStore("sessions").delete(sessionId);
+          await done(end);
+          quotas.delete(sessionId);
+        },
+        close: () => db.close(),
+      };
+    },
     // One page of a long list: 100 of 1,000 items' metadata, from a session of 1,000 items of 20 KB.
     async cacheList({ backend }) {
       const sessionId = `conv_bench-${backend}-list`;
