@@ -4,6 +4,9 @@
 # this script only builds it first. Run ./install.sh --help for the options.
 set -euo pipefail
 cd "$(dirname "$0")"
+# Cargo builds into this checkout's target/, whatever CARGO_TARGET_DIR or a cargo config names elsewhere: the
+# binary installed below is the one just built there, never an older one left in target/.
+export CARGO_TARGET_DIR="$PWD/target"
 # shellcheck source=scripts/extension-ids.sh
 . scripts/extension-ids.sh
 

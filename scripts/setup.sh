@@ -77,6 +77,10 @@ _setup_node_too_old() {
   echo "Node.js $(node --version 2>/dev/null || echo "(none)") is older than the $SETUP_NODE_MAJOR or later that the shim's and the end-to-end tests need: install a newer one (https://nodejs.org), then run $0 again"
 }
 
+# Cargo builds into this checkout's target/, whatever CARGO_TARGET_DIR or a cargo config names elsewhere: the
+# scripts and the tests run the binaries they find there, which must be the ones just built.
+export CARGO_TARGET_DIR="$PWD/target"
+
 # What the last plan found missing, each list without repeats.
 _setup_debs=()            # Debian packages, installed with their recommended packages
 _setup_bare_debs=()       # Debian packages whose recommended ones nothing here needs (Wine's fonts, sound, desktop)

@@ -601,6 +601,44 @@ fn install_sh_checks_options_before_building() {
     assert!(stderr.contains("cargo is missing"), "{good:?}: {stderr}");
 }
 
+/// The README's two commands build into this checkout's `target/` and run what they built there, whatever
+/// CARGO_TARGET_DIR names elsewhere (a shared folder many Rust developers export): otherwise install.sh would
+/// install an older binary left in `target/release`, and the tests would drive stale binaries. install.sh
+/// hands cargo the checkout's `target/` (cargo here is a stand-in that reports what it was given and stops
+/// the script); scripts/setup.sh, which scripts/test.sh, scripts/release.sh and the cross scripts source,
+/// exports it.
+#[test]
+fn the_scripts_build_into_the_checkouts_target_whatever_cargo_target_dir_says() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let target = root.join("target");
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = dir.path().join("shared-target");
+    let report = dir.path().join("cargo-was-given");
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let cargo = bin.join("cargo");
+    std::fs::write(&cargo, "#!/bin/sh\nprintf '%s' \"$CARGO_TARGET_DIR\" >\"$REPORT\"\nexit 3\n").unwrap();
+    std::fs::set_permissions(&cargo, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let output = Command::new("/bin/bash")
+        .arg(root.join("install.sh"))
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .env("CARGO_TARGET_DIR", &elsewhere)
+        .env("REPORT", &report)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3), "install.sh went on past the failed build: {output:?}");
+    assert_eq!(std::fs::read_to_string(&report).unwrap(), target.to_str().unwrap());
+
+    let sourced = Command::new("/bin/bash")
+        .args(["-c", ". scripts/setup.sh && printf '%s' \"$CARGO_TARGET_DIR\""])
+        .current_dir(root)
+        .env("CARGO_TARGET_DIR", &elsewhere)
+        .output()
+        .unwrap();
+    assert!(sourced.status.success(), "{sourced:?}");
+    assert_eq!(String::from_utf8(sourced.stdout).unwrap(), target.to_str().unwrap());
+}
+
 /// After install, `llm-cache-host doctor` works as typed when ~/.local/bin is on PATH (a link there
 /// points at the installed copy); when it isn't, install says so and prints the full command, which
 /// works. uninstall removes the link, says where the data stays, and `--purge` removes it.
