@@ -110,6 +110,19 @@ export function defineBenchmarks() {
       db.createObjectStore("cache_items", { keyPath: "storageKey" }).createIndex("by_session", "sessionId");
     });
   const specKey = (sessionId, n) => `${sessionId}_task0000_${String(n).padStart(8, "0")}`;
+  // The spec's session end: its items found by the `by_session` index and deleted, and its record, in one
+  // transaction at `durability` (the browser's default when left out).
+  const specEndSession = async (db, sessionId, durability) => {
+    const end = db.transaction(["cache_items", "sessions"], "readwrite", durability ? { durability } : undefined);
+    const cursor = end.objectStore("cache_items").index("by_session").openKeyCursor(IDBKeyRange.only(sessionId));
+    cursor.onsuccess = () => {
+      if (!cursor.result) return;
+      end.objectStore("cache_items").delete(cursor.result.primaryKey);
+      cursor.result.continue();
+    };
+    end.objectStore("sessions").delete(sessionId);
+    await done(end);
+  };
 
   // The reply to a read of `bytes` of prose as it crosses Chrome's transport to a client that asked for compressed
   // replies: its encoding and the length of its JSON text. A port of its own, so that nothing decodes it first.
@@ -371,15 +384,7 @@ export function defineBenchmarks() {
           items.map(({ storageKey, description, timestamp }) => ({ storageKey, description, timestamp }));
           const reads = db.transaction("cache_items").objectStore("cache_items");
           await Promise.all(keys.slice(0, 10).map((key) => result(reads.get(key))));
-          const end = db.transaction(["cache_items", "sessions"], "readwrite", durability ? { durability } : undefined);
-          const cursor = end.objectStore("cache_items").index("by_session").openKeyCursor(IDBKeyRange.only(sessionId));
-          cursor.onsuccess = () => {
-            if (!cursor.result) return;
-            end.objectStore("cache_items").delete(cursor.result.primaryKey);
-            cursor.result.continue();
-          };
-          end.objectStore("sessions").delete(sessionId);
-          await done(end);
+          await specEndSession(db, sessionId, durability);
         },
         close: () => db.close(),
       };
@@ -435,15 +440,7 @@ export function defineBenchmarks() {
             tx.objectStore("sessions").put({ ...session, lastAccessedAt: Date.now() });
             await done(tx);
           }
-          const end = db.transaction(["cache_items", "sessions"], "readwrite", options);
-          const cursor = end.objectStore("cache_items").index("by_session").openKeyCursor(IDBKeyRange.only(sessionId));
-          cursor.onsuccess = () => {
-            if (!cursor.result) return;
-            end.objectStore("cache_items").delete(cursor.result.primaryKey);
-            cursor.result.continue();
-          };
-          end.objectStore("sessions").delete(sessionId);
-          await done(end);
+          await specEndSession(db, sessionId, durability);
           quotas.delete(sessionId);
         },
         close: () => db.close(),
