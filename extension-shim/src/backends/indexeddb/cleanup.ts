@@ -39,7 +39,10 @@ export async function removeOrphans(ctx: Context): Promise<number> {
   return removed;
 }
 
-/** How many items' metadata `removeSession` reads in one request: a round trip per page, and at most 100 customMetadata of 64 KiB held. */
+/**
+ * How many items' records `removeSession` reads in one request: a round trip per page, and at most 100
+ * customMetadata of 64 KiB and 100 small items' data (MAX_INLINE_DATA_BYTES) held.
+ */
 const REMOVE_PAGE_ITEMS = 100;
 
 /**

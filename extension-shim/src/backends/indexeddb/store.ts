@@ -50,7 +50,8 @@ export const BY_LAST_ACCESS = "byLastAccess";
  * The most bytes of data (the UTF-8 of its compact JSON text) an item keeps in its own record in `items`; larger
  * data is kept in `data`. A small item, such as a summary, is then written with one request fewer, about a tenth
  * of its write's time in Chromium (docs/performance.md). Reads of whole records hold it beside the metadata: a
- * `list` page at most (limit + 1) of them (4 MiB at MAX_LIST_LIMIT), a read of several items MAX_STORAGE_KEYS.
+ * `list` page at most (limit + 1) of them (4 MiB at MAX_LIST_LIMIT), a read of several items MAX_STORAGE_KEYS, a
+ * session's removal a page of 100 (cleanup.ts).
  */
 export const MAX_INLINE_DATA_BYTES = 4096;
 
