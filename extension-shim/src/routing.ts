@@ -396,14 +396,15 @@ export class RoutingBackend implements CacheBackend {
       const routed = this.#routed(sessionId);
       // The route goes as the backends end the session: nobody reads it before the lock is let go.
       const removed = this.backends.length > 1 ? routed.then(() => this.#storage.remove(ROUTE_PREFIX + sessionId)) : routed;
-      // Where every backend is up, each is told at once, and the route, read meanwhile, only says which must
-      // answer. Otherwise it also says whether the one that is down must be: it must if it holds the session.
-      const everyUp = this.backends.every((backend) => this.#isUp(backend));
-      const told = everyUp ? this.backends.map((backend) => endOn(backend, sessionId, options)) : undefined;
-      const [route] = await Promise.all([routed, removed]);
-      const holder = route ?? (await this.#newSessionBackend(false));
-      const others = this.backends.filter((backend) => backend !== holder && this.#isUp(backend));
-      const outcomes = await Promise.all(told ?? [holder, ...others].map((backend) => endOn(backend, sessionId, options)));
+      // Awaited with the backends' answers; a failed read fails it too, and is reported where the read is awaited.
+      removed.catch(() => undefined);
+      // Every backend that is up is told at once, and the route, read meanwhile, only says which must answer, and
+      // whether one that is down must be told too: it must if it holds the session.
+      const up = this.backends.filter((backend) => this.#isUp(backend));
+      const told = up.map((backend) => endOn(backend, sessionId, options));
+      const holder = (await routed) ?? (await this.#newSessionBackend(false));
+      if (!up.includes(holder)) told.unshift(endOn(holder, sessionId, options));
+      const [outcomes] = await Promise.all([Promise.all(told), removed]);
       const attempts = outcomes.map((outcome) => ({ ...outcome, required: outcome.backend === holder.kind }));
       await settle?.(attempts);
       return attempts;

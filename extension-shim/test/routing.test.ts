@@ -619,6 +619,31 @@ describe("routing at the backends' speed", () => {
     assert.deepEqual(await w.where(sessionId), { host: [], fallback: [] });
   });
 
+  it("endSession with the host down tells the in-browser backend while the route is read, not once it is removed", async (t) => {
+    const w = world(t, { installed: false });
+    const sessionId = session();
+    // chrome.storage.local answers from another process, a turn of the event loop later at least; so does this
+    // store. It notes what the in-browser backend had been told by the time it answered endSession's read of
+    // the route: the end was sent without waiting for the read and then the route's removal.
+    let toldByThen: string[] | undefined;
+    const storage = {
+      get: async (keys?: string | string[] | null) => {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (keys === ROUTE_PREFIX + sessionId) toldByThen = [...server.ops];
+        return w.storage.get(keys);
+      },
+      set: (items: Record<string, unknown>) => w.storage.set(items),
+      remove: (keys: string | string[]) => w.storage.remove(keys),
+    };
+    const cache = w.worker({ storage });
+    const server = w.servers.at(-1) as RecordingIdbServer;
+    await cacheNote(cache, sessionId, "on IndexedDB");
+    assert.equal((await cache.endSession(sessionId)).status, "ended");
+    assert.equal(toldByThen?.at(-1), "endSession");
+    assert.deepEqual(await w.where(sessionId), { host: [], fallback: [] });
+    assert.equal(w.storage.items.has(ROUTE_PREFIX + sessionId), false, "the route is gone");
+  });
+
   it("a first write hands its hold over to a lease, so the calls after a burst read nothing from the store", async (t) => {
     const w = world(t, { installed: false });
     const counted = countingStorage(w.storage);
