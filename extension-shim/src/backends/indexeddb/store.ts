@@ -106,8 +106,17 @@ export function putItem(tx: IDBTransaction, item: ItemRecord, text: string | und
 
 /** An item's data text: from its record, or else from `data`; undefined if it is missing from both. */
 export function dataOf(tx: IDBTransaction, item: ItemRecord): Promise<string | undefined> {
-  if (item.data !== undefined) return Promise.resolve(item.data);
-  return request(tx.objectStore(DATA).get(item.storageKey)) as Promise<string | undefined>;
+  return item.data !== undefined ? Promise.resolve(item.data) : storedData(tx, item.storageKey);
+}
+
+/** The record of the item a key names, if any. */
+export function itemRecord(tx: IDBTransaction, storageKey: string): Promise<ItemRecord | undefined> {
+  return request(tx.objectStore(ITEMS).get(storageKey)) as Promise<ItemRecord | undefined>;
+}
+
+/** The data that `data` keeps under a key: a larger item's (see MAX_INLINE_DATA_BYTES). */
+export function storedData(tx: IDBTransaction, storageKey: string): Promise<string | undefined> {
+  return request(tx.objectStore(DATA).get(storageKey)) as Promise<string | undefined>;
 }
 
 /** The bytes an item takes from its session's quota: data and customMetadata (PROTOCOL.md section 5.7). */

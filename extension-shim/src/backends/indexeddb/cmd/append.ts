@@ -9,7 +9,7 @@
 
 import { MAX_ITEM_BYTES, type ProvenanceInput } from "../../../protocol.js";
 import { merged, provenanceOf } from "../provenance.js";
-import { DATA, ITEMS, request, type ItemRecord } from "../store.js";
+import { itemRecord, storedData, type ItemRecord } from "../store.js";
 import { shape, utf8Length } from "../json/index.js";
 import type { Fields } from "../message.js";
 import { HostError, jsonTypeName } from "../error.js";
@@ -49,8 +49,8 @@ export function append(ctx: Context, cmd: Append): Change {
   return async (batch) => {
     const now = ctx.now();
     const [previous, stored, totals] = await Promise.all([
-      request(batch.tx.objectStore(ITEMS).get(cmd.storageKey)) as Promise<ItemRecord | undefined>,
-      request(batch.tx.objectStore(DATA).get(cmd.storageKey)) as Promise<string | undefined>,
+      itemRecord(batch.tx, cmd.storageKey),
+      storedData(batch.tx, cmd.storageKey),
       batch.totals.of(cmd.sessionId),
     ]);
     if (previous === undefined) throw HostError.itemNotFound(cmd.storageKey);

@@ -3,7 +3,7 @@
  * `src/cmd/delete.rs`.
  */
 
-import { DATA, ITEMS, quotaOf, request, type ItemRecord } from "../store.js";
+import { DATA, ITEMS, itemRecord, quotaOf } from "../store.js";
 import type { Fields } from "../message.js";
 import { HostError, quote } from "../error.js";
 import { sessionIdOf, storageKeyIn, type Change, type Context } from "./mod.js";
@@ -24,10 +24,7 @@ export function parseDelete(fields: Fields): Delete {
 export function deleteItem(ctx: Context, cmd: Delete): Change {
   return async ({ tx, totals }) => {
     const items = tx.objectStore(ITEMS);
-    const [item, [record, total]] = await Promise.all([
-      request(items.get(cmd.storageKey)) as Promise<ItemRecord | undefined>,
-      totals.of(cmd.sessionId),
-    ]);
+    const [item, [record, total]] = await Promise.all([itemRecord(tx, cmd.storageKey), totals.of(cmd.sessionId)]);
     if (item === undefined) throw HostError.itemNotFound(cmd.storageKey);
     const freed = quotaOf(item);
     items.delete(cmd.storageKey);

@@ -7,7 +7,7 @@
  */
 
 import { MAX_ENDORSE_REASON_CHARS } from "../../../protocol.js";
-import { ITEMS, request, type ItemRecord } from "../store.js";
+import { ITEMS, itemRecord, type ItemRecord } from "../store.js";
 import { requiredString, type Fields } from "../message.js";
 import { HostError } from "../error.js";
 import { unknownProvenance } from "../provenance.js";
@@ -38,10 +38,7 @@ export function parseEndorse(fields: Fields): Endorse {
 export function endorse(ctx: Context, cmd: Endorse): Change {
   return async ({ tx, totals }) => {
     const items = tx.objectStore(ITEMS);
-    const [previous, [record]] = await Promise.all([
-      request(items.get(cmd.storageKey)) as Promise<ItemRecord | undefined>,
-      totals.of(cmd.sessionId),
-    ]);
+    const [previous, [record]] = await Promise.all([itemRecord(tx, cmd.storageKey), totals.of(cmd.sessionId)]);
     if (previous === undefined) throw HostError.itemNotFound(cmd.storageKey);
     const now = ctx.now();
     const provenance = { ...(previous.provenance ?? unknownProvenance()), endorsed: { at: now, reason: cmd.reason } };

@@ -5,7 +5,7 @@
  */
 
 import { MAX_READ_MANY_BYTES, MAX_STORAGE_KEYS, MIN_MAX_BYTES } from "../../../protocol.js";
-import { DATA, dataOf, ITEMS, READ_STORES, request, SESSIONS, transact, type ItemRecord, type SessionRecord } from "../store.js";
+import { dataOf, itemRecord, READ_STORES, request, SESSIONS, storedData, transact, type ItemRecord, type SessionRecord } from "../store.js";
 import { elements, MALFORMED, nextOffset, slice, utf8Length, type Window } from "../json/index.js";
 import { echo, optionalCount, parseFields, requiredString, Spliced, type Count, type Fields } from "../message.js";
 import { Digits, HostError, quote } from "../error.js";
@@ -49,7 +49,7 @@ export async function read(ctx: Context, cmd: Read): Promise<Spliced> {
   const db = await ctx.db();
   const [result, lastAccessed] = await transact(db, READ_STORES, "readonly", async (tx) => {
     // The data is asked for beside the record, in case it isn't in the record: one round trip either way.
-    const [item, text, lastAccessed] = await Promise.all([metadataOf(tx, cmd.storageKey), storedData(tx, cmd.storageKey), lastAccessOf(tx, cmd.sessionId)]);
+    const [item, text, lastAccessed] = await Promise.all([itemRecord(tx, cmd.storageKey), storedData(tx, cmd.storageKey), lastAccessOf(tx, cmd.sessionId)]);
     return [readOne(cmd, item, item?.data ?? text, undefined), lastAccessed] as const;
   });
   await touch(ctx, db, cmd.sessionId, lastAccessed);
@@ -150,7 +150,7 @@ export async function readMany(ctx: Context, cmd: ReadMany): Promise<string> {
   const [entries, lastAccessed] = await transact(db, READ_STORES, "readonly", async (tx) => {
     const lastAccessed = lastAccessOf(tx, cmd.sessionId);
     const keys = cmd.reads.map((read) => ("error" in read ? undefined : read.storageKey));
-    const items = await Promise.all(keys.map((key) => (key === undefined ? undefined : metadataOf(tx, key))));
+    const items = await Promise.all(keys.map((key) => (key === undefined ? undefined : itemRecord(tx, key))));
     const texts: Array<Promise<string | undefined> | undefined> = [];
     // How many entries' data has been asked for, and the bytes of it not yet read into the reply.
     let [asked, held] = [0, 0];
@@ -207,16 +207,6 @@ function missingJson(storageKey: string, error: HostError): string {
 async function lastAccessOf(tx: IDBTransaction, sessionId: string): Promise<number | undefined> {
   const record = (await request(tx.objectStore(SESSIONS).get(sessionId))) as SessionRecord | undefined;
   return record?.lastAccessedAt;
-}
-
-/** An item's metadata, if the key names one. */
-function metadataOf(tx: IDBTransaction, storageKey: string): Promise<ItemRecord | undefined> {
-  return request(tx.objectStore(ITEMS).get(storageKey)) as Promise<ItemRecord | undefined>;
-}
-
-/** The data that `data` keeps under a key: a larger item's (see MAX_INLINE_DATA_BYTES). */
-function storedData(tx: IDBTransaction, storageKey: string): Promise<string | undefined> {
-  return request(tx.objectStore(DATA).get(storageKey)) as Promise<string | undefined>;
 }
 
 /**

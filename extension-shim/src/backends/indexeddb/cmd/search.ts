@@ -6,7 +6,7 @@
  */
 
 import { MAX_SEARCH_LIMIT, SEARCH_DEFAULT_LIMIT } from "../../../protocol.js";
-import { BY_SESSION_TIME, DATA, each, ITEMS, request, SESSIONS, sessionItems, transact, type ItemRecord, type SessionRecord } from "../store.js";
+import { BY_SESSION_TIME, DATA, each, ITEMS, request, SESSIONS, sessionItems, storedData, transact, type ItemRecord, type SessionRecord } from "../store.js";
 import { findIn, type Query } from "../json/index.js";
 import { optionalString, requiredString, type Fields } from "../message.js";
 import { HostError, quote, quoteOrNull } from "../error.js";
@@ -46,7 +46,6 @@ export function parseSearch(fields: Fields): Search {
 export async function search(ctx: Context, cmd: Search): Promise<string> {
   const db = await ctx.db();
   const [result, lastAccessed] = await transact(db, [ITEMS, DATA, SESSIONS], "readonly", async (tx) => {
-    const data = tx.objectStore(DATA);
     const matches: string[] = [];
     let nextCursor: string | undefined;
     // From the cursor's item itself: its later matches may not have been returned yet.
@@ -56,7 +55,7 @@ export async function search(ctx: Context, cmd: Search): Promise<string> {
       const item = cursor.value as ItemRecord;
       // Only the cursor's own item (if it is still there) had matches returned already.
       const skip = cmd.resume?.storageKey === item.storageKey ? cmd.resume.returned : 0;
-      const text = item.data ?? ((await request(data.get(item.storageKey))) as string | undefined);
+      const text = item.data ?? (await storedData(tx, item.storageKey));
       if (text === undefined || !cmd.query.mightMatch(text)) return true;
       const found = findIn(text, cmd.query, skip, cmd.limit - matches.length);
       if (found === undefined) return true;

@@ -6,7 +6,7 @@
  * and the store-wide quota against the totals without the old item, and then writes, or throws and so changes nothing.
  */
 
-import { ITEMS, request, type ItemRecord } from "../store.js";
+import { itemRecord, type ItemRecord } from "../store.js";
 import { shape } from "../json/index.js";
 import type { Fields } from "../message.js";
 import { HostError } from "../error.js";
@@ -48,10 +48,7 @@ export function parseUpdate(fields: Fields, asciiRequest = false): Update {
 export function update(ctx: Context, cmd: Update): Change {
   return async (batch) => {
     const now = ctx.now();
-    const [previous, totals] = await Promise.all([
-      request(batch.tx.objectStore(ITEMS).get(cmd.storageKey)) as Promise<ItemRecord | undefined>,
-      batch.totals.of(cmd.sessionId),
-    ]);
+    const [previous, totals] = await Promise.all([itemRecord(batch.tx, cmd.storageKey), batch.totals.of(cmd.sessionId)]);
     if (previous === undefined) throw HostError.itemNotFound(cmd.storageKey);
     const item: ItemRecord = {
       ...previous,

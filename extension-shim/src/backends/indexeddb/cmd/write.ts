@@ -6,7 +6,7 @@
  * the session quota and the store-wide quota and then writes, or throws and so changes nothing.
  */
 
-import { ITEMS, newSession, putItem, quotaOf, request, type ItemRecord } from "../store.js";
+import { itemRecord, newSession, putItem, quotaOf, type ItemRecord } from "../store.js";
 import { checkShortId, generateId, shape, storageKey } from "../json/index.js";
 import { optionalString, type Fields } from "../message.js";
 import { HostError } from "../error.js";
@@ -60,11 +60,10 @@ export function parseWrite(fields: Fields, asciiRequest = false): Write {
 /** Stores the item; its metadata (never its data) is the result. */
 export function write(ctx: Context, cmd: Write): Change {
   return async ({ tx, limit, totals, careful }) => {
-    const items = tx.objectStore(ITEMS);
     const now = ctx.now();
     // A generated key is assumed free (see Batch.careful), and the item added rather than put.
     const fresh = !careful && (cmd.taskId === undefined || cmd.turnId === undefined);
-    const lookup = (key: string) => (fresh ? Promise.resolve(undefined) : (request(items.get(key)) as Promise<ItemRecord | undefined>));
+    const lookup = (key: string) => (fresh ? Promise.resolve(undefined) : itemRecord(tx, key));
     const [[key, previous], [stored, total]] = await Promise.all([chooseKey(ctx, cmd, lookup), totals.of(cmd.sessionId)]);
     const record = stored ?? newSession(cmd.sessionId, now);
     const item: ItemRecord = {
