@@ -250,7 +250,10 @@ describe("a page's leases", () => {
 });
 
 describe("the store-wide quota", () => {
-  /** The store's running total as the database keeps it, and the sum it must equal. */
+  /**
+   * The store's running total as the database keeps it (the newest numbered one, in `counters` or on a session's
+   * record: store.ts), and the sum it must equal.
+   */
   async function totals(factory: IDBFactory, name = "llm-cache"): Promise<{ kept: unknown; sum: number }> {
     const db = await new Promise<IDBDatabase>((resolve, reject) => {
       const opening = factory.open(name);
@@ -258,12 +261,16 @@ describe("the store-wide quota", () => {
       opening.onerror = () => reject(opening.error);
     });
     const tx = db.transaction([SESSIONS, COUNTERS], "readonly");
-    const [kept, records] = await Promise.all([
-      new Promise((resolve) => (tx.objectStore(COUNTERS).get(STORE_TOTAL).onsuccess = (e) => resolve((e.target as IDBRequest).result))),
-      new Promise<Array<{ totalSize: number }>>((resolve) => (tx.objectStore(SESSIONS).getAll().onsuccess = (e) => resolve((e.target as IDBRequest).result))),
+    const [counted, records] = await Promise.all([
+      new Promise<{ seq: number; total: number }>((resolve) => (tx.objectStore(COUNTERS).get(STORE_TOTAL).onsuccess = (e) => resolve((e.target as IDBRequest).result))),
+      new Promise<Array<{ totalSize: number; seq?: number; storeTotal?: number }>>(
+        (resolve) => (tx.objectStore(SESSIONS).getAll().onsuccess = (e) => resolve((e.target as IDBRequest).result)),
+      ),
     ]);
     db.close();
-    return { kept, sum: records.reduce((sum, record) => sum + record.totalSize, 0) };
+    let newest = counted;
+    for (const { seq, storeTotal } of records) if (seq !== undefined && seq > newest.seq) newest = { seq, total: storeTotal as number };
+    return { kept: newest.total, sum: records.reduce((sum, record) => sum + record.totalSize, 0) };
   }
 
   it("is held by every context together, and the running total stays the sum of the sessions", async () => {
@@ -345,6 +352,84 @@ describe("the store-wide quota", () => {
     assert.equal(endorsed.result.provenance.endorsed.reason, "read it");
     assert.equal(endorsed.result.timestamp, read.result.item.timestamp);
     host.close();
+  });
+
+  it("moves as one record a change: a write saves its item and its session, and a new context finds the newest total", async (t) => {
+    const factory = new IDBFactory();
+    // What each change writes: adds, puts and deletes per store.
+    const [add, put, del] = [IDBObjectStore.prototype.add, IDBObjectStore.prototype.put, IDBObjectStore.prototype.delete];
+    const writes: string[] = [];
+    IDBObjectStore.prototype.add = function (this: IDBObjectStore, ...args: Parameters<typeof add>) {
+      writes.push(`add ${this.name}`);
+      return add.apply(this, args);
+    };
+    IDBObjectStore.prototype.put = function (this: IDBObjectStore, ...args: Parameters<typeof put>) {
+      writes.push(`put ${this.name}`);
+      return put.apply(this, args);
+    };
+    IDBObjectStore.prototype.delete = function (this: IDBObjectStore, ...args: Parameters<typeof del>) {
+      writes.push(`delete ${this.name}`);
+      return del.apply(this, args);
+    };
+    t.after(() => {
+      [IDBObjectStore.prototype.add, IDBObjectStore.prototype.put, IDBObjectStore.prototype.delete] = [add, put, del];
+    });
+    const worker = new IdbHost({ indexedDB: factory, storeQuotaBytes: 1000 });
+    assert.ok((await call(worker, write("conv_a", "turn0001", "x".repeat(98)))).ok);
+    writes.length = 0;
+    assert.ok((await call(worker, write("conv_a", "turn0002", "x".repeat(198)))).ok);
+    assert.ok((await call(worker, { id: 1, op: "write", sessionId: "conv_b", data: "y".repeat(298), description: "generated" })).ok);
+    // A write with ids puts its item (it may replace one), a write without adds it.
+    assert.deepEqual(writes, ["put items", "put sessions", "add items", "put sessions"], "each write saves its item and its session's record, nothing else");
+    // The session whose record holds the newest total ends: the total goes to `counters`.
+    writes.length = 0;
+    assert.deepEqual((await call(worker, { id: 2, op: "endSession", sessionId: "conv_b" })).result.freedBytes, 300);
+    assert.deepEqual(writes.sort(), ["delete data", "delete items", "delete sessions", "put counters"]);
+    assert.deepEqual(await totals(factory), { kept: 300, sum: 300 });
+    assert.ok((await call(worker, { id: 3, op: "delete", sessionId: "conv_a", storageKey: "conv_a_task0001_turn0001" })).ok);
+    assert.deepEqual(await totals(factory), { kept: 200, sum: 200 });
+    worker.close();
+    // Another context, which knows nothing of what the first left, finds it: in a session's record, then in
+    // `counters` once the last session has gone.
+    const panel = new IdbHost({ indexedDB: factory, storeQuotaBytes: 1000 });
+    assert.equal((await call(panel, { id: 4, op: "stats", sessionId: "conv_a" })).result.storeTotalSize, 200);
+    const over = await call(panel, write("conv_c", "turn0001", "z".repeat(799)));
+    assert.equal(over.error.actual, "200 + 801 = 1001 bytes");
+    assert.ok((await call(panel, { id: 5, op: "endSession", sessionId: "conv_a" })).ok);
+    panel.close();
+    const last = new IdbHost({ indexedDB: factory, storeQuotaBytes: 1000 });
+    assert.equal((await call(last, { id: 6, op: "stats", sessionId: "conv_a" })).result.storeTotalSize, 0);
+    assert.ok((await call(last, write("conv_c", "turn0001", "z".repeat(998)))).ok, "the whole quota is free again");
+    last.close();
+  });
+
+  it("is numbered in a database of the third schema, where it was a number", async () => {
+    const factory = new IDBFactory();
+    await new Promise<void>((resolve, reject) => {
+      const opening = factory.open("llm-cache", 3);
+      opening.onupgradeneeded = () => {
+        const db = opening.result;
+        db.createObjectStore("items", { keyPath: "storageKey" }).createIndex("bySessionTime", ["sessionId", "timestamp", "storageKey"]);
+        db.createObjectStore("data");
+        db.createObjectStore("sessions", { keyPath: "sessionId" }).createIndex("byLastAccess", "lastAccessedAt");
+        const now = Date.now();
+        for (const [sessionId, totalSize] of [["conv_a", 300], ["conv_b", 450]] as const) {
+          opening.transaction?.objectStore("sessions").put({ sessionId, totalSize, itemCount: 1, createdAt: now, lastAccessedAt: now });
+        }
+        db.createObjectStore("counters").put(750, "storeTotal");
+      };
+      opening.onsuccess = () => {
+        opening.result.close();
+        resolve();
+      };
+      opening.onerror = () => reject(opening.error);
+    });
+    const host = new IdbHost({ indexedDB: factory, storeQuotaBytes: 1000 });
+    assert.equal((await call(host, { id: 1, op: "stats", sessionId: "conv_a" })).result.storeTotalSize, 750);
+    assert.ok((await call(host, write("conv_a", "turn0001", "x".repeat(98)))).ok);
+    assert.equal((await call(host, write("conv_c", "turn0001", "x".repeat(150)))).error.actual, "850 + 152 = 1002 bytes");
+    host.close();
+    assert.deepEqual(await totals(factory), { kept: 850, sum: 850 });
   });
 
   describe("found from navigator.storage.estimate()", () => {

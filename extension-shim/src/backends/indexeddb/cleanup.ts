@@ -52,12 +52,9 @@ const REMOVE_PAGE_ITEMS = 100;
  */
 export async function removeSession(tx: IDBTransaction, totals: Totals, sessionId: string): Promise<{ items: number; bytes: number }> {
   const items = tx.objectStore(ITEMS);
-  const [record, total] = await totals.of(sessionId);
-  if (record !== undefined) {
-    totals.moveStore(total, -record.totalSize);
-    // A record left with no item goes.
-    totals.putSession({ ...record, totalSize: 0, itemCount: 0 });
-  }
+  const [record] = await totals.of(sessionId);
+  // A record left with no item goes, and its total from the store's.
+  if (record !== undefined) totals.putSession({ ...record, totalSize: 0, itemCount: 0 });
   let [count, bytes] = [0, 0];
   const range = keysOf(sessionId);
   for (let page = range; ; ) {

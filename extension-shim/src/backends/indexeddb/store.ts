@@ -5,7 +5,7 @@
  * for every context of the extension (service worker, side panel, pages), so one transaction that checks the
  * quota and writes holds the quota across all of them.
  *
- * # Schema (database `llm-cache`, version 3)
+ * # Schema (database `llm-cache`, version 4)
  * - `items`: an item's metadata (`ItemRecord`), keyed by its storage key, and the data of a small item (at most
  *   MAX_INLINE_DATA_BYTES), so that its write is one request fewer. Index `bySessionTime` on
  *   `[sessionId, timestamp, storageKey]`: a session's items in `list` order when walked backwards (newest first,
@@ -14,11 +14,15 @@
  *   the compact JSON text exactly as the host would store it, wherever it is kept.
  * - `sessions`: a session's totals and times (`SessionRecord`), keyed by its id, present while it holds items,
  *   kept equal to the sum over its items in every transaction. Index `byLastAccess`, for the orphan sweep.
- * - `counters` (version 2): `storeTotal`, the sum of every session's `totalSize`, kept equal to it in every
- *   transaction that changes one, so that the store-wide quota is checked without a scan. A database of version 1
- *   gets it in the upgrade, summed once from its sessions.
- * - Version 3 changes no store: it keeps shims that know only `data` from opening a database whose small items'
- *   data they would not find.
+ * - The store's running total, the sum of every session's `totalSize`, kept equal to it in every transaction that
+ *   changes one, so that the store-wide quota is checked without a scan: each change of it is numbered (`seq`),
+ *   and the newest is carried by the session record that the change saves (its `seq` and `storeTotal`, found
+ *   by the index `bySeq`), or, when the change leaves no record of the session, by `storeTotal` in `counters`
+ *   (a `StoreTotal`). So a write saves two records, its item's and its session's, rather than three
+ *   (docs/performance.md), and the total is whichever of the two places holds the greater `seq` (`readStoreTotal`).
+ * - Versions: 2 added the running total (a database of version 1 gets it summed once from its sessions), 3 the
+ *   data kept in `items`, which keeps shims that know only `data` from opening a database whose small items'
+ *   data they would not find, 4 the numbered total (a number in `counters` before, which becomes `seq` 0).
  *
  * An extension's origin is its database's: the browser keeps every origin's IndexedDB apart, as the host keeps
  * origins apart in its keys.
@@ -31,7 +35,7 @@ import { utf8Length } from "./json/index.js";
 export const DATABASE_NAME = "llm-cache";
 
 /** The schema's version; a new one needs an upgrade step in `openDatabase`. */
-export const DATABASE_VERSION = 3;
+export const DATABASE_VERSION = 4;
 
 /** The object stores. */
 export const ITEMS = "items";
@@ -39,12 +43,13 @@ export const DATA = "data";
 export const SESSIONS = "sessions";
 export const COUNTERS = "counters";
 
-/** The key in `counters` of the store's running total. */
+/** The key in `counters` of the store's running total, when no session record holds a newer one (`StoreTotal`). */
 export const STORE_TOTAL = "storeTotal";
 
 /** The indexes. */
 export const BY_SESSION_TIME = "bySessionTime";
 export const BY_LAST_ACCESS = "byLastAccess";
+export const BY_SEQ = "bySeq";
 
 /**
  * The most bytes of data (the UTF-8 of its compact JSON text) an item keeps in its own record in `items`; larger
@@ -135,6 +140,18 @@ export interface SessionRecord {
   createdAt: number;
   /** When it was last written (or read, at a minute's granularity): the orphan rule's clock. */
   lastAccessedAt: number;
+  /**
+   * The number of the last change of the store's running total that this record carries, and that total; absent
+   * in records that carried none (see the schema). Only the record with the greatest `seq` holds the total now.
+   */
+  seq?: number;
+  storeTotal?: number;
+}
+
+/** The store's running total and the number of its last change (see the schema). */
+export interface StoreTotal {
+  seq: number;
+  total: number;
 }
 
 /** A session that holds nothing yet. */
@@ -154,6 +171,7 @@ export function openDatabase(factory: IDBFactory, name: string): Promise<IDBData
     opening.onupgradeneeded = (event) => {
       const db = opening.result;
       const upgrade = opening.transaction;
+      if (upgrade === null) return;
       if (event.oldVersion < 1) {
         const items = db.createObjectStore(ITEMS, { keyPath: "storageKey" });
         items.createIndex(BY_SESSION_TIME, ["sessionId", "timestamp", "storageKey"]);
@@ -162,20 +180,26 @@ export function openDatabase(factory: IDBFactory, name: string): Promise<IDBData
         sessions.createIndex(BY_LAST_ACCESS, "lastAccessedAt");
       }
       // Version 3 adds nothing to upgrade: a record without `data` keeps its data in the `data` store.
-      if (event.oldVersion < 2 && upgrade !== null) {
+      if (event.oldVersion < 4) upgrade.objectStore(SESSIONS).createIndex(BY_SEQ, "seq");
+      const start = (total: number) => upgrade.objectStore(COUNTERS).put({ seq: 0, total } satisfies StoreTotal, STORE_TOTAL);
+      if (event.oldVersion < 2) {
         // The running total starts as the sum of the sessions' totals, walked once, in the upgrade's transaction.
-        const counters = db.createObjectStore(COUNTERS);
+        db.createObjectStore(COUNTERS);
         let total = 0;
         const walk = upgrade.objectStore(SESSIONS).openCursor();
         walk.onsuccess = () => {
           const cursor = walk.result;
           if (cursor === null) {
-            counters.put(total, STORE_TOTAL);
+            start(total);
             return;
           }
           total += (cursor.value as SessionRecord).totalSize;
           cursor.continue();
         };
+      } else if (event.oldVersion < 4) {
+        // The total kept as a number becomes the first numbered one.
+        const kept = upgrade.objectStore(COUNTERS).get(STORE_TOTAL);
+        kept.onsuccess = () => start((kept.result as number | undefined) ?? 0);
       }
     };
     opening.onsuccess = () => {
@@ -314,9 +338,20 @@ export function sessionItems(sessionId: string, before?: readonly [number, strin
  * browser's IndexedDB instead of one per request.
  */
 
-/** The store's running total: the bytes every session holds (0 in a database that holds nothing yet). */
-export async function storeTotal(tx: IDBTransaction): Promise<number> {
-  return ((await request(tx.objectStore(COUNTERS).get(STORE_TOTAL))) as number | undefined) ?? 0;
+/**
+ * The store's running total, the bytes every session holds, and the number of its last change: whichever of
+ * `counters` and the session records (the last by `bySeq`) holds the greater `seq`; 0 in a database that holds
+ * nothing yet. Both read at once.
+ */
+export async function readStoreTotal(tx: IDBTransaction): Promise<StoreTotal> {
+  const [kept, newest] = await Promise.all([
+    request(tx.objectStore(COUNTERS).get(STORE_TOTAL)) as Promise<StoreTotal | undefined>,
+    request(tx.objectStore(SESSIONS).index(BY_SEQ).openCursor(null, "prev")),
+  ]);
+  const record = newest?.value as SessionRecord | undefined;
+  const counted = kept ?? { seq: 0, total: 0 };
+  if (record?.seq === undefined || record.storeTotal === undefined || record.seq < counted.seq) return counted;
+  return { seq: record.seq, total: record.storeTotal };
 }
 
 /** A session's record, if it has one, and the store's running total. */
@@ -337,22 +372,27 @@ const MAX_KNOWN_SESSIONS = 1024;
  */
 export class KnownTotals {
   readonly sessions = new Map<string, SessionRecord | undefined>();
-  store: number | undefined;
+  store: StoreTotal | undefined;
 }
 
 /**
  * The session records and the store's running total as the changes of one transaction see them: each read from
  * `known` or else from the database once, then kept here as the changes move them, so that a batch of changes
- * (host.ts) reads a session's record and the store's total once rather than once a change. A change gets a copy of
- * a record, and hands back what it writes; a refused change hands back nothing, and so moves nothing. Once the
- * transaction has committed, `keep` tells `known` what it left.
+ * (host.ts) reads a session's record and the store's total once rather than once a change. A change reads them
+ * with `of` (a copy of the record, which it may edit) and hands back what it writes with `putSession`, which moves
+ * the store's total with it; a refused change hands back nothing, and so moves nothing. Once the transaction has
+ * committed, `keep` tells `known` what it left.
  */
 export class Totals {
   readonly #tx: IDBTransaction;
   readonly #known: KnownTotals | undefined;
-  /** Each record as this transaction has read or left it, and the store's total: what `keep` hands on. */
-  readonly #sessions = new Map<string, Promise<SessionRecord | undefined>>();
-  #store: Promise<number> | undefined;
+  /** The reads of session records under way or done, one per session. */
+  readonly #reads = new Map<string, Promise<void>>();
+  /** Each record as this transaction has read or left it: what `keep` hands on. */
+  readonly #sessions = new Map<string, SessionRecord | undefined>();
+  #storeRead: Promise<void> | undefined;
+  /** The store's total as this transaction has read or left it. */
+  #store: StoreTotal | undefined;
 
   constructor(tx: IDBTransaction, known?: KnownTotals) {
     this.#tx = tx;
@@ -361,58 +401,64 @@ export class Totals {
 
   /**
    * The session's record, if it has one (a copy, which the change may edit and then save with `putSession`), and
-   * the store's running total (which it moves with `moveStore`), read together with whatever else the change reads.
+   * the store's running total, read together with whatever else the change reads.
    */
-  of(sessionId: string): Promise<SessionTotals> {
-    return Promise.all([this.#session(sessionId), this.#storeTotal()]);
+  async of(sessionId: string): Promise<SessionTotals> {
+    await Promise.all([this.#readSession(sessionId), this.#readStore()]);
+    const record = this.#sessions.get(sessionId);
+    return [record === undefined ? undefined : { ...record }, (this.#store as StoreTotal).total];
   }
 
-  async #session(sessionId: string): Promise<SessionRecord | undefined> {
-    let read = this.#sessions.get(sessionId);
+  #readSession(sessionId: string): Promise<void> {
+    let read = this.#reads.get(sessionId);
     if (read === undefined) {
       const known = this.#known?.sessions;
-      read =
+      const found =
         known?.has(sessionId) === true
           ? Promise.resolve(known.get(sessionId))
           : (request(this.#tx.objectStore(SESSIONS).get(sessionId)) as Promise<SessionRecord | undefined>);
-      this.#sessions.set(sessionId, read);
+      read = found.then((record) => void this.#sessions.set(sessionId, record));
+      this.#reads.set(sessionId, read);
     }
-    const record = await read;
-    return record === undefined ? undefined : { ...record };
+    return read;
   }
 
-  #storeTotal(): Promise<number> {
+  #readStore(): Promise<void> {
     const known = this.#known?.store;
-    return (this.#store ??= known === undefined ? storeTotal(this.#tx) : Promise.resolve(known));
-  }
-
-  /** Saves a session's totals, or removes its record when it holds no item, as the host's `put_session`. */
-  putSession(record: SessionRecord): void {
-    const sessions = this.#tx.objectStore(SESSIONS);
-    const kept = record.itemCount === 0 ? undefined : { ...record };
-    if (kept === undefined) sessions.delete(record.sessionId);
-    else sessions.put(kept);
-    this.#sessions.set(record.sessionId, Promise.resolve(kept));
-  }
-
-  /** Moves the store's running total, which was `total`, by `delta` bytes, as a session's total moved. */
-  moveStore(total: number, delta: number): void {
-    if (delta === 0) return;
-    const moved = Math.max(total + delta, 0);
-    this.#tx.objectStore(COUNTERS).put(moved, STORE_TOTAL);
-    this.#store = Promise.resolve(moved);
+    return (this.#storeRead ??= (known === undefined ? readStoreTotal(this.#tx) : Promise.resolve({ ...known })).then((store) => {
+      this.#store = store;
+    }));
   }
 
   /**
-   * After the transaction has committed: `known` learns what it left (and nothing, if it failed). Every read it
-   * made has been answered by then, so this waits on nothing but settled promises.
+   * Saves a session's totals, or removes its record when it holds no item, as the host's `put_session`, and moves
+   * the store's total by what the session's moved: a numbered change, carried by the record saved, or by
+   * `counters` when the record goes. Only after `of` has read the session.
    */
-  async keep(): Promise<void> {
+  putSession(record: SessionRecord): void {
+    const store = this.#store;
+    if (store === undefined || !this.#sessions.has(record.sessionId)) throw new Error("putSession before the totals were read");
+    const kept = record.itemCount === 0 ? undefined : { ...record };
+    const delta = (kept?.totalSize ?? 0) - (this.#sessions.get(record.sessionId)?.totalSize ?? 0);
+    if (delta !== 0 || kept === undefined) {
+      const moved: StoreTotal = { seq: store.seq + 1, total: Math.max(store.total + delta, 0) };
+      this.#store = moved;
+      if (kept === undefined) this.#tx.objectStore(COUNTERS).put(moved, STORE_TOTAL);
+      else [kept.seq, kept.storeTotal] = [moved.seq, moved.total];
+    }
+    const sessions = this.#tx.objectStore(SESSIONS);
+    if (kept === undefined) sessions.delete(record.sessionId);
+    else sessions.put(kept);
+    this.#sessions.set(record.sessionId, kept);
+  }
+
+  /** After the transaction has committed: `known` learns what it left (and nothing, if it failed). */
+  keep(): void {
     const known = this.#known;
     if (known === undefined) return;
     if (known.sessions.size + this.#sessions.size > MAX_KNOWN_SESSIONS) known.sessions.clear();
-    for (const [sessionId, record] of this.#sessions) known.sessions.set(sessionId, await record);
-    if (this.#store !== undefined) known.store = await this.#store;
+    for (const [sessionId, record] of this.#sessions) known.sessions.set(sessionId, record);
+    if (this.#store !== undefined) known.store = this.#store;
   }
 }
 

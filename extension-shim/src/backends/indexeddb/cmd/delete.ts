@@ -24,17 +24,15 @@ export function parseDelete(fields: Fields): Delete {
 export function deleteItem(ctx: Context, cmd: Delete): Change {
   return async ({ tx, totals }) => {
     const items = tx.objectStore(ITEMS);
-    const [item, [record, total]] = await Promise.all([itemRecord(tx, cmd.storageKey), totals.of(cmd.sessionId)]);
+    const [item, [record]] = await Promise.all([itemRecord(tx, cmd.storageKey), totals.of(cmd.sessionId)]);
     if (item === undefined) throw HostError.itemNotFound(cmd.storageKey);
     const freed = quotaOf(item);
     items.delete(cmd.storageKey);
     tx.objectStore(DATA).delete(cmd.storageKey);
     if (record !== undefined) {
-      const before = record.totalSize;
       record.totalSize = Math.max(record.totalSize - freed, 0);
-      record.itemCount = Math.max(record.itemCount - 1, 0);
       // A record left with no item is removed, and counts nothing, as in the host's `put_session`.
-      totals.moveStore(total, (record.itemCount === 0 ? 0 : record.totalSize) - before);
+      record.itemCount = Math.max(record.itemCount - 1, 0);
       record.lastAccessedAt = ctx.now();
       totals.putSession(record);
     }

@@ -75,7 +75,7 @@ export function changeTotals<T>(ctx: Context, db: IDBDatabase, body: (tx: IDBTra
   return ctx.writing(db, async (known) => {
     let totals: Totals | undefined;
     const result = await transact(db, ITEM_STORES, "readwrite", (tx) => body(tx, (totals = new Totals(tx, known))), ctx.durability);
-    await totals?.keep();
+    totals?.keep();
     return result;
   });
 }
@@ -341,10 +341,8 @@ export async function touch(ctx: Context, db: IDBDatabase, sessionId: string, la
 export function replaceItem(batch: Batch, previous: ItemRecord, item: ItemRecord, data: string | undefined, totals: SessionTotals): string {
   const [stored, total] = totals;
   const record = stored ?? newSession(item.sessionId, item.timestamp);
-  const before = record.totalSize;
   record.totalSize = checkQuota(record.totalSize, quotaOf(previous), quotaOf(item));
   checkStoreQuota(total, quotaOf(previous), quotaOf(item), batch.limit);
-  batch.totals.moveStore(total, record.totalSize - before);
   record.lastAccessedAt = item.timestamp;
   putItem(batch.tx, item, data, previous);
   batch.totals.putSession(record);

@@ -4,7 +4,7 @@
  */
 
 import { SESSION_QUOTA_BYTES } from "../../../protocol.js";
-import { COUNTERS, request, SESSIONS, storeTotal, transact, type SessionRecord } from "../store.js";
+import { COUNTERS, readStoreTotal, request, SESSIONS, transact, type SessionRecord } from "../store.js";
 import { numberOrNull, quote } from "../error.js";
 import type { Context } from "./mod.js";
 
@@ -15,8 +15,8 @@ import type { Context } from "./mod.js";
 export async function stats(ctx: Context, sessionId: string): Promise<string> {
   const db = await ctx.db();
   const limit = await ctx.storeQuota();
-  const [record, store] = await transact(db, [SESSIONS, COUNTERS], "readonly", async (tx) => {
-    return [(await request(tx.objectStore(SESSIONS).get(sessionId))) as SessionRecord | undefined, await storeTotal(tx)] as const;
+  const [record, { total: store }] = await transact(db, [SESSIONS, COUNTERS], "readonly", async (tx) => {
+    return Promise.all([request(tx.objectStore(SESSIONS).get(sessionId)) as Promise<SessionRecord | undefined>, readStoreTotal(tx)]);
   });
   const totalSize = record?.totalSize ?? 0;
   return (

@@ -77,10 +77,9 @@ export function write(ctx: Context, cmd: Write): Change {
     if (cmd.customMetadata !== undefined) item.customMetadata = cmd.customMetadata;
     // A replaced item's provenance goes with it, endorsement and all: the new text is what it describes.
     if (cmd.provenance !== undefined) item.provenance = cmd.provenance;
-    const [before, freed] = [record.totalSize, previous === undefined ? 0 : quotaOf(previous)];
+    const freed = previous === undefined ? 0 : quotaOf(previous);
     record.totalSize = checkQuota(record.totalSize, freed, quotaOf(item));
     checkStoreQuota(total, freed, quotaOf(item), limit);
-    totals.moveStore(total, record.totalSize - before);
     record.itemCount += previous === undefined ? 1 : 0;
     record.lastAccessedAt = now;
     putItem(tx, item, cmd.data.text, previous, fresh);
