@@ -290,7 +290,8 @@ try {
   if (GROUPS.has("routing")) {
     // Each workload on the default cache beside the same calls without routing, interleaved: with the host
     // installed against the host alone, and in a cache that finds no host against the IndexedDB backend alone.
-    const single = "10 in a row, each awaited";
+    // SINGLE_CALLS in workloads.mjs.
+    const single = "50 in a row, each awaited";
     for (const [what, name] of [
       ["50-summary workflow, each call awaited", "cacheWorkflowOneByOne"],
       ["50-summary workflow, the 50 writes sent at once", "cacheWorkflow"],
