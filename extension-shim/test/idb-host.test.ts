@@ -251,26 +251,50 @@ describe("a page's leases", () => {
 
 describe("the store-wide quota", () => {
   /**
-   * The store's running total as the database keeps it (the newest numbered one, in `counters` or on a session's
-   * record: store.ts), and the sum it must equal.
+   * The store's running total as the database keeps it (the newest numbered one, in `counters`, on a session's
+   * record or on the record an item carries: store.ts), and the sum it must equal: every item's data and
+   * customMetadata. And each session's record now (the newer of its own and its newest item's), with the sums over
+   * its items it must equal.
    */
-  async function totals(factory: IDBFactory, name = "llm-cache"): Promise<{ kept: unknown; sum: number }> {
+  async function totals(factory: IDBFactory, name = "llm-cache"): Promise<{ kept: unknown; sum: number; sessions: Record<string, unknown> }> {
     const db = await new Promise<IDBDatabase>((resolve, reject) => {
       const opening = factory.open(name);
       opening.onsuccess = () => resolve(opening.result);
       opening.onerror = () => reject(opening.error);
     });
-    const tx = db.transaction([SESSIONS, COUNTERS], "readonly");
-    const [counted, records] = await Promise.all([
-      new Promise<{ seq: number; total: number }>((resolve) => (tx.objectStore(COUNTERS).get(STORE_TOTAL).onsuccess = (e) => resolve((e.target as IDBRequest).result))),
-      new Promise<Array<{ totalSize: number; seq?: number; storeTotal?: number }>>(
-        (resolve) => (tx.objectStore(SESSIONS).getAll().onsuccess = (e) => resolve((e.target as IDBRequest).result)),
+    type Numbered = { sessionId: string; totalSize: number; itemCount: number; seq?: number; storeTotal?: number };
+    const all = <T>(store: string) =>
+      new Promise<T[]>((resolve) => (db.transaction(store, "readonly").objectStore(store).getAll().onsuccess = (e) => resolve((e.target as IDBRequest).result)));
+    const [counted, records, items] = await Promise.all([
+      new Promise<{ seq: number; total: number }>(
+        (resolve) => (db.transaction(COUNTERS, "readonly").objectStore(COUNTERS).get(STORE_TOTAL).onsuccess = (e) => resolve((e.target as IDBRequest).result)),
       ),
+      all<Numbered>(SESSIONS),
+      all<{ sessionId: string; dataSize: number; customMetadata?: string; session?: Numbered }>(ITEMS),
     ]);
     db.close();
     let newest = counted;
-    for (const { seq, storeTotal } of records) if (seq !== undefined && seq > newest.seq) newest = { seq, total: storeTotal as number };
-    return { kept: newest.total, sum: records.reduce((sum, record) => sum + record.totalSize, 0) };
+    const carried = items.flatMap((item) => (item.session === undefined ? [] : [item.session]));
+    for (const { seq, storeTotal } of [...records, ...carried]) if (seq !== undefined && seq > newest.seq) newest = { seq, total: storeTotal as number };
+    const quota = (item: (typeof items)[number]) => item.dataSize + Buffer.byteLength(item.customMetadata ?? "");
+    const sessions: Record<string, unknown> = {};
+    for (const record of records) {
+      let now = record;
+      for (const other of carried) if (other.sessionId === record.sessionId && (other.seq ?? -1) > (now.seq ?? -1)) now = other;
+      const own = items.filter((item) => item.sessionId === record.sessionId);
+      sessions[record.sessionId] = { kept: [now.itemCount, now.totalSize], sum: [own.length, own.reduce((sum, item) => sum + quota(item), 0)] };
+    }
+    return { kept: newest.total, sum: items.reduce((sum, item) => sum + quota(item), 0), sessions };
+  }
+
+  /** `totals`, checked: the store's total and each session's record equal their sums. */
+  async function checkedTotal(factory: IDBFactory): Promise<number> {
+    const found = await totals(factory);
+    assert.equal(found.kept, found.sum, "the store's total is the sum of its items");
+    for (const [sessionId, { kept, sum }] of Object.entries(found.sessions) as Array<[string, { kept: number[]; sum: number[] }]>) {
+      assert.deepEqual(kept, sum, `${sessionId}'s record counts its items`);
+    }
+    return found.sum;
   }
 
   it("is held by every context together, and the running total stays the sum of the sessions", async () => {
@@ -284,7 +308,7 @@ describe("the store-wide quota", () => {
     assert.equal(replies.filter((reply) => reply.ok).length, 10);
     const refused = replies.filter((reply) => !reply.ok);
     assert.ok(refused.every((reply) => reply.error.code === "QuotaExceededError" && /store-wide limit of 1000/.test(reply.error.message)));
-    assert.deepEqual(await totals(factory), { kept: 1000, sum: 1000 });
+    assert.equal(await checkedTotal(factory), 1000);
     // Updates, appends, deletes and ended sessions keep it so.
     const [worker, panel] = contexts as [IdbHost, IdbHost];
     assert.ok((await call(worker, { id: 1, op: "update", sessionId: "conv_s0", storageKey: "conv_s0_task0001_turn0000", data: "x" })).ok);
@@ -294,8 +318,7 @@ describe("the store-wide quota", () => {
     const s3Items = replies.filter((reply, i) => reply.ok && i % 6 === 3).length;
     const ended = await call(panel, { id: 4, op: "endSession", sessionId: "conv_s3" });
     assert.deepEqual([ended.result.deletedItems, ended.result.freedBytes], [s3Items, 100 * s3Items]);
-    const { kept, sum } = await totals(factory);
-    assert.equal(kept, sum);
+    const sum = await checkedTotal(factory);
     // 1000, less 97 (the update), plus 2 (the append), less 100 (the delete) and conv_s3's items.
     assert.equal(sum, 1000 - 97 + 2 - 100 - 100 * s3Items);
     const stats = await call(worker, { id: 5, op: "stats", sessionId: "conv_s0" });
@@ -354,7 +377,7 @@ describe("the store-wide quota", () => {
     host.close();
   });
 
-  it("moves as one record a change: a write saves its item and its session, and a new context finds the newest total", async (t) => {
+  it("moves with each change in one request: a write's item carries its session, and a new context finds the newest", async (t) => {
     const factory = new IDBFactory();
     // What each change writes: adds, puts and deletes per store.
     const [add, put, del] = [IDBObjectStore.prototype.add, IDBObjectStore.prototype.put, IDBObjectStore.prototype.delete];
@@ -374,31 +397,62 @@ describe("the store-wide quota", () => {
     t.after(() => {
       [IDBObjectStore.prototype.add, IDBObjectStore.prototype.put, IDBObjectStore.prototype.delete] = [add, put, del];
     });
-    const worker = new IdbHost({ indexedDB: factory, storeQuotaBytes: 1000 });
-    assert.ok((await call(worker, write("conv_a", "turn0001", "x".repeat(98)))).ok);
-    writes.length = 0;
-    assert.ok((await call(worker, write("conv_a", "turn0002", "x".repeat(198)))).ok);
-    assert.ok((await call(worker, { id: 1, op: "write", sessionId: "conv_b", data: "y".repeat(298), description: "generated" })).ok);
-    // A write with ids puts its item (it may replace one), a write without adds it.
-    assert.deepEqual(writes, ["put items", "put sessions", "add items", "put sessions"], "each write saves its item and its session's record, nothing else");
-    // The session whose record holds the newest total ends: the total goes to `counters`.
-    writes.length = 0;
-    assert.deepEqual((await call(worker, { id: 2, op: "endSession", sessionId: "conv_b" })).result.freedBytes, 300);
-    assert.deepEqual(writes.sort(), ["delete data", "delete items", "delete sessions", "put counters"]);
-    assert.deepEqual(await totals(factory), { kept: 300, sum: 300 });
-    assert.ok((await call(worker, { id: 3, op: "delete", sessionId: "conv_a", storageKey: "conv_a_task0001_turn0001" })).ok);
-    assert.deepEqual(await totals(factory), { kept: 200, sum: 200 });
+    let clock = 1_800_000_000_000;
+    const context = () => new IdbHost({ indexedDB: factory, storeQuotaBytes: 1000, now: () => clock });
+    const written = async (host: IdbHost, request: object) => {
+      writes.length = 0;
+      assert.ok((await call(host, request)).ok);
+      return [...writes];
+    };
+    const worker = context();
+    // Opens the database, whose creation puts the first total in `counters`.
+    assert.equal((await call(worker, { id: 0, op: "stats", sessionId: "conv_a" })).result.storeTotalSize, 0);
+    // A session's first write puts its record; the writes after it, their items alone, each carrying the record.
+    assert.deepEqual(await written(worker, write("conv_a", "turn0001", "x".repeat(98))), ["put sessions", "put items"]);
+    clock += 1000;
+    assert.deepEqual(await written(worker, write("conv_a", "turn0002", "x".repeat(198))), ["put items"]);
+    assert.deepEqual(await written(worker, { id: 1, op: "write", sessionId: "conv_b", data: "y".repeat(298), description: "generated" }), [
+      "put sessions",
+      "add items",
+    ]);
+    assert.equal(await checkedTotal(factory), 600);
+    // Once the record's last access is a minute old, a write puts it again, as the orphan sweep reads it.
+    clock += TOUCH_GRANULARITY_MS;
+    assert.deepEqual(await written(worker, { id: 2, op: "update", sessionId: "conv_a", storageKey: "conv_a_task0001_turn0002", data: "z" }), [
+      "put sessions",
+      "put items",
+    ]);
+    // The session whose item holds the newest total ends: the total goes to `counters`.
+    assert.equal((await call(worker, { id: 3, op: "endSession", sessionId: "conv_b" })).result.freedBytes, 300);
+    assert.ok(writes.includes("put counters"));
+    assert.equal(await checkedTotal(factory), 103);
+    // A delete puts the record; the next write carries it again.
+    assert.deepEqual(await written(worker, { id: 4, op: "delete", sessionId: "conv_a", storageKey: "conv_a_task0001_turn0001" }), [
+      "delete items",
+      "delete data",
+      "put sessions",
+    ]);
+    clock += 1000;
+    assert.deepEqual(await written(worker, write("conv_a", "turn0003", "w".repeat(48))), ["put items"]);
+    assert.equal(await checkedTotal(factory), 53);
+    // A read a minute later refreshes the last access of the record in `sessions` only (touch): the session's last
+    // access is the later of the two records'.
+    clock += TOUCH_GRANULARITY_MS;
+    assert.deepEqual(await written(worker, { id: 9, op: "read", sessionId: "conv_a", storageKey: "conv_a_task0001_turn0003" }), ["put sessions"]);
     worker.close();
-    // Another context, which knows nothing of what the first left, finds it: in a session's record, then in
-    // `counters` once the last session has gone.
-    const panel = new IdbHost({ indexedDB: factory, storeQuotaBytes: 1000 });
-    assert.equal((await call(panel, { id: 4, op: "stats", sessionId: "conv_a" })).result.storeTotalSize, 200);
-    const over = await call(panel, write("conv_c", "turn0001", "z".repeat(799)));
-    assert.equal(over.error.actual, "200 + 801 = 1001 bytes");
-    assert.ok((await call(panel, { id: 5, op: "endSession", sessionId: "conv_a" })).ok);
+    // Another context, which knows nothing of what the first left, finds the record and the total on the newest item.
+    const panel = context();
+    const stats = (await call(panel, { id: 5, op: "stats", sessionId: "conv_a" })).result;
+    assert.deepEqual([stats.itemCount, stats.totalSize, stats.storeTotalSize, stats.lastAccessedAt], [2, 53, 53, clock]);
+    assert.deepEqual((await call(panel, { id: 6, op: "sessions" })).result.sessions, [
+      { sessionId: "conv_a", itemCount: 2, totalSize: 53, createdAt: 1_800_000_000_000, lastAccessedAt: clock },
+    ]);
+    const over = await call(panel, write("conv_c", "turn0001", "z".repeat(946)));
+    assert.equal(over.error.actual, "53 + 948 = 1001 bytes");
+    assert.ok((await call(panel, { id: 7, op: "endSession", sessionId: "conv_a" })).ok);
     panel.close();
-    const last = new IdbHost({ indexedDB: factory, storeQuotaBytes: 1000 });
-    assert.equal((await call(last, { id: 6, op: "stats", sessionId: "conv_a" })).result.storeTotalSize, 0);
+    const last = context();
+    assert.equal((await call(last, { id: 8, op: "stats", sessionId: "conv_a" })).result.storeTotalSize, 0);
     assert.ok((await call(last, write("conv_c", "turn0001", "z".repeat(998)))).ok, "the whole quota is free again");
     last.close();
   });
@@ -429,7 +483,7 @@ describe("the store-wide quota", () => {
     assert.ok((await call(host, write("conv_a", "turn0001", "x".repeat(98)))).ok);
     assert.equal((await call(host, write("conv_c", "turn0001", "x".repeat(150)))).error.actual, "850 + 152 = 1002 bytes");
     host.close();
-    assert.deepEqual(await totals(factory), { kept: 850, sum: 850 });
+    assert.deepEqual((await totals(factory)).kept, 850);
   });
 
   describe("found from navigator.storage.estimate()", () => {
@@ -505,6 +559,20 @@ describe("time", () => {
     // Its data went with it: the key is free, and a new session starts from nothing.
     assert.equal((await call(host, write("conv_idle", "turn0001", "again"))).result.dataSize, 7);
     assert.equal((await call(host, { id: 4, op: "stats", sessionId: "conv_idle" })).result.totalSize, 7);
+  });
+
+  it("keeps a session written within 24 hours whose record in `sessions` is older (its last write carried it)", async () => {
+    let now = 1_800_000_000_000;
+    const host = new IdbHost({ indexedDB: new IDBFactory(), now: () => now });
+    await call(host, write("conv_busy", "turn0001", "a"));
+    // Half a minute later: the write's item carries the session's record, and the one in `sessions` stays as it was.
+    now += 30_000;
+    await call(host, write("conv_busy", "turn0002", "b"));
+    now += ORPHAN_AFTER_MS - 20_000;
+    assert.equal(await host.maintain(), 0, "idle for 24 hours by its record in `sessions`, not by its last write");
+    now += 20_000;
+    assert.equal(await host.maintain(), 1);
+    host.close();
   });
 
   it("keeps a session another context read between the sweep's look and its removal, whatever the writer knew", async (t) => {

@@ -7,7 +7,7 @@
  */
 
 import { ORPHAN_AFTER_MS } from "../../protocol.js";
-import { BY_LAST_ACCESS, DATA, each, ITEMS, keysOf, quotaOf, request, SESSIONS, transact, type ItemRecord, type SessionRecord, type Totals } from "./store.js";
+import { BY_LAST_ACCESS, DATA, each, ITEMS, keysOf, quotaOf, readSession, request, SESSIONS, transact, type ItemRecord, type Totals } from "./store.js";
 import { changeTotals, type Context } from "./cmd/mod.js";
 
 /**
@@ -29,7 +29,7 @@ export async function removeOrphans(ctx: Context): Promise<number> {
     const gone = await changeTotals(ctx, db, async (tx, totals) => {
       // Read from the database, not from what the writer lease knows: a read in another context refreshes
       // lastAccessedAt without the lease (touch), and a session so used must survive.
-      const record = (await request(tx.objectStore(SESSIONS).get(sessionId))) as SessionRecord | undefined;
+      const record = (await readSession(tx, sessionId))?.record;
       if (record === undefined || record.lastAccessedAt > cutoff) return false;
       await removeSession(tx, totals, sessionId);
       return true;

@@ -12,23 +12,30 @@
  *   then the greater key first, as the host orders them).
  * - `data`: the data of a larger item, keyed by its storage key, so that `list` reads no large data. Data is
  *   the compact JSON text exactly as the host would store it, wherever it is kept.
- * - `sessions`: a session's totals and times (`SessionRecord`), keyed by its id, present while it holds items,
- *   kept equal to the sum over its items in every transaction. Index `byLastAccess`, for the orphan sweep.
- * - The store's running total, the sum of every session's `totalSize`, kept equal to it in every transaction that
- *   changes one, so that the store-wide quota is checked without a scan: each change of it is numbered (`seq`),
- *   and the newest is carried by the session record that the change saves (its `seq` and `storeTotal`, found
- *   by the index `bySeq`), or, when the change leaves no record of the session, by `storeTotal` in `counters`
- *   (a `StoreTotal`). So a write saves two records, its item's and its session's, rather than three
- *   (docs/performance.md), and the total is whichever of the two places holds the greater `seq` (`readStoreTotal`).
+ * - `sessions`: a session's record (`SessionRecord`: its totals and times), keyed by its id, present while it holds
+ *   items. Index `byLastAccess`, for the orphan sweep.
+ * - The totals move with every change, and each change of them is numbered (`seq`). A write, update or append
+ *   carries its session's record as the change leaves it in the item it puts (`ItemRecord.session`), one request
+ *   rather than two; the record in `sessions` is written by the changes that put no item (a delete, an endorsement),
+ *   by a session's first write, and by a write when its `lastAccessedAt` there is a minute old or more, so that the
+ *   orphan sweep finds idle sessions by it, as reads refresh it (`touch`). A session's record now is the one of the
+ *   greater `seq` in `sessions` and on its items (the newest by the index `bySessionSeq` on `[sessionId,
+ *   session.seq]`), with the later `lastAccessedAt` of the two (`readSession`), kept equal to the sum over its items.
+ * - The store's running total, the sum of every session's `totalSize`, so that the store-wide quota is checked
+ *   without a scan: carried, with the number, by whatever the change that moved it wrote (a session's record, as
+ *   `storeTotal`, in `sessions` or on an item), or by `storeTotal` in `counters` (a `StoreTotal`) when the change
+ *   left no record of its session (its last item deleted, `endSession`, the orphan sweep). It is whichever of the
+ *   three places holds the greatest `seq` (`readStoreTotal`; the indexes `bySeq` of `sessions` and of `items`).
  * - Versions: 2 added the running total (a database of version 1 gets it summed once from its sessions), 3 the
  *   data kept in `items`, which keeps shims that know only `data` from opening a database whose small items'
- *   data they would not find, 4 the numbered total (a number in `counters` before, which becomes `seq` 0).
+ *   data they would not find, 4 the numbered totals (the total a number in `counters` before, which becomes `seq`
+ *   0).
  *
  * An extension's origin is its database's: the browser keeps every origin's IndexedDB apart, as the host keeps
  * origins apart in its keys.
  */
 
-import type { Provenance } from "../../protocol.js";
+import { TOUCH_GRANULARITY_MS, type Provenance } from "../../protocol.js";
 import { utf8Length } from "./json/index.js";
 
 /** The database's name, unless the owner chooses another (tests and the conformance runner do). */
@@ -49,7 +56,9 @@ export const STORE_TOTAL = "storeTotal";
 /** The indexes. */
 export const BY_SESSION_TIME = "bySessionTime";
 export const BY_LAST_ACCESS = "byLastAccess";
+/** On `sessions` and on `items` (by `session.seq`): the record that holds the newest numbered totals. */
 export const BY_SEQ = "bySeq";
+export const BY_SESSION_SEQ = "bySessionSeq";
 
 /**
  * The most bytes of data (the UTF-8 of its compact JSON text) an item keeps in its own record in `items`; larger
@@ -89,6 +98,11 @@ export interface ItemRecord {
    * carried it, which read as `{origin: "unknown"}`. Never counted in the quota: it is bounded (a few KB).
    */
   provenance?: Provenance;
+  /**
+   * The session's record as the write, update or append that put this item left it, numbered (see the schema);
+   * absent where the change wrote the record to `sessions` instead. Never in a reply.
+   */
+  session?: SessionRecord;
 }
 
 /**
@@ -141,8 +155,8 @@ export interface SessionRecord {
   /** When it was last written (or read, at a minute's granularity): the orphan rule's clock. */
   lastAccessedAt: number;
   /**
-   * The number of the last change of the store's running total that this record carries, and that total; absent
-   * in records that carried none (see the schema). Only the record with the greatest `seq` holds the total now.
+   * The number of the change that left this record, and the store's running total as it left it; absent in
+   * records written before the totals were numbered (see the schema). Only the greatest `seq` holds them now.
    */
   seq?: number;
   storeTotal?: number;
@@ -180,7 +194,12 @@ export function openDatabase(factory: IDBFactory, name: string): Promise<IDBData
         sessions.createIndex(BY_LAST_ACCESS, "lastAccessedAt");
       }
       // Version 3 adds nothing to upgrade: a record without `data` keeps its data in the `data` store.
-      if (event.oldVersion < 4) upgrade.objectStore(SESSIONS).createIndex(BY_SEQ, "seq");
+      if (event.oldVersion < 4) {
+        upgrade.objectStore(SESSIONS).createIndex(BY_SEQ, "seq");
+        const items = upgrade.objectStore(ITEMS);
+        items.createIndex(BY_SEQ, "session.seq");
+        items.createIndex(BY_SESSION_SEQ, ["sessionId", "session.seq"]);
+      }
       const start = (total: number) => upgrade.objectStore(COUNTERS).put({ seq: 0, total } satisfies StoreTotal, STORE_TOTAL);
       if (event.oldVersion < 2) {
         // The running total starts as the sum of the sessions' totals, walked once, in the upgrade's transaction.
@@ -338,20 +357,55 @@ export function sessionItems(sessionId: string, before?: readonly [number, strin
  * browser's IndexedDB instead of one per request.
  */
 
+/** The newest record an index of seq numbers holds in `range` (all of it when null). */
+async function newestBySeq<T>(index: IDBIndex, range: IDBKeyRange | null): Promise<T | undefined> {
+  return (await request(index.openCursor(range, "prev")))?.value as T | undefined;
+}
+
 /**
  * The store's running total, the bytes every session holds, and the number of its last change: whichever of
- * `counters` and the session records (the last by `bySeq`) holds the greater `seq`; 0 in a database that holds
- * nothing yet. Both read at once.
+ * `counters`, the session records and the records items carry holds the greatest `seq`; 0 in a database that holds
+ * nothing yet. All three read at once.
  */
 export async function readStoreTotal(tx: IDBTransaction): Promise<StoreTotal> {
-  const [kept, newest] = await Promise.all([
+  const [kept, stored, item] = await Promise.all([
     request(tx.objectStore(COUNTERS).get(STORE_TOTAL)) as Promise<StoreTotal | undefined>,
-    request(tx.objectStore(SESSIONS).index(BY_SEQ).openCursor(null, "prev")),
+    newestBySeq<SessionRecord>(tx.objectStore(SESSIONS).index(BY_SEQ), null),
+    newestBySeq<ItemRecord>(tx.objectStore(ITEMS).index(BY_SEQ), null),
   ]);
-  const record = newest?.value as SessionRecord | undefined;
-  const counted = kept ?? { seq: 0, total: 0 };
-  if (record?.seq === undefined || record.storeTotal === undefined || record.seq < counted.seq) return counted;
-  return { seq: record.seq, total: record.storeTotal };
+  let newest = kept ?? { seq: 0, total: 0 };
+  for (const record of [stored, item?.session]) {
+    if (record?.seq !== undefined && record.storeTotal !== undefined && record.seq > newest.seq) newest = { seq: record.seq, total: record.storeTotal };
+  }
+  return newest;
+}
+
+/** A session's record now, and when its record in `sessions` was last accessed (Totals decides by it where to write). */
+export interface SessionNow {
+  record: SessionRecord;
+  storedAccess: number;
+}
+
+/**
+ * A session's record now (see the schema): the one of the greater `seq` in `sessions` and on the session's newest
+ * item, with the later `lastAccessedAt`; undefined for a session that holds nothing. Both read at once.
+ */
+export async function readSession(tx: IDBTransaction, sessionId: string): Promise<SessionNow | undefined> {
+  const [stored, carried] = await Promise.all([request(tx.objectStore(SESSIONS).get(sessionId)) as Promise<SessionRecord | undefined>, carriedRecord(tx, sessionId)]);
+  // A session's record is in `sessions` while it holds items (its first write puts it there).
+  return stored === undefined ? undefined : { record: newer(stored, carried), storedAccess: stored.lastAccessedAt };
+}
+
+/** The session's record as its newest item carries it, if one does. */
+export async function carriedRecord(tx: IDBTransaction, sessionId: string): Promise<SessionRecord | undefined> {
+  const range = IDBKeyRange.bound([sessionId], [sessionId, []]);
+  return (await newestBySeq<ItemRecord>(tx.objectStore(ITEMS).index(BY_SESSION_SEQ), range))?.session;
+}
+
+/** A session's record now, from its record in `sessions` and the one its newest item carries (see the schema). */
+export function newer(stored: SessionRecord, carried: SessionRecord | undefined): SessionRecord {
+  if (carried === undefined || (carried.seq ?? -1) <= (stored.seq ?? -1)) return stored;
+  return { ...carried, lastAccessedAt: Math.max(carried.lastAccessedAt, stored.lastAccessedAt) };
 }
 
 /** A session's record, if it has one, and the store's running total. */
@@ -366,12 +420,13 @@ const MAX_KNOWN_SESSIONS = 1024;
 /**
  * The session records and the store's running total as this context's last committed changes left them: kept only
  * while the context holds the writer lease (writer.ts), when no other context changes them, so that a change reads
- * them from here rather than from the database, a round trip less per write. A record known absent is `undefined`.
- * A record's `lastAccessedAt` may be older than the database's, since a read refreshes it (`touch`, cmd/mod.ts)
- * without the lease: every change sets it to now anyway, and the orphan sweep reads it from the database.
+ * them from here rather than from the database, a round trip less per write. A session known to hold nothing is
+ * `undefined`. A record's `lastAccessedAt` may be older than the database's, since a read refreshes it (`touch`,
+ * cmd/mod.ts) without the lease: every change sets it to now anyway, and the orphan sweep reads it from the
+ * database.
  */
 export class KnownTotals {
-  readonly sessions = new Map<string, SessionRecord | undefined>();
+  readonly sessions = new Map<string, SessionNow | undefined>();
   store: StoreTotal | undefined;
 }
 
@@ -386,10 +441,10 @@ export class KnownTotals {
 export class Totals {
   readonly #tx: IDBTransaction;
   readonly #known: KnownTotals | undefined;
-  /** The reads of session records under way or done, one per session. */
+  /** The reads of sessions under way or done, one per session. */
   readonly #reads = new Map<string, Promise<void>>();
-  /** Each record as this transaction has read or left it: what `keep` hands on. */
-  readonly #sessions = new Map<string, SessionRecord | undefined>();
+  /** Each session as this transaction has read or left it: what `keep` hands on. */
+  readonly #sessions = new Map<string, SessionNow | undefined>();
   #storeRead: Promise<void> | undefined;
   /** The store's total as this transaction has read or left it. */
   #store: StoreTotal | undefined;
@@ -405,19 +460,16 @@ export class Totals {
    */
   async of(sessionId: string): Promise<SessionTotals> {
     await Promise.all([this.#readSession(sessionId), this.#readStore()]);
-    const record = this.#sessions.get(sessionId);
-    return [record === undefined ? undefined : { ...record }, (this.#store as StoreTotal).total];
+    const now = this.#sessions.get(sessionId);
+    return [now === undefined ? undefined : { ...now.record }, (this.#store as StoreTotal).total];
   }
 
   #readSession(sessionId: string): Promise<void> {
     let read = this.#reads.get(sessionId);
     if (read === undefined) {
       const known = this.#known?.sessions;
-      const found =
-        known?.has(sessionId) === true
-          ? Promise.resolve(known.get(sessionId))
-          : (request(this.#tx.objectStore(SESSIONS).get(sessionId)) as Promise<SessionRecord | undefined>);
-      read = found.then((record) => void this.#sessions.set(sessionId, record));
+      const found = known?.has(sessionId) === true ? Promise.resolve(known.get(sessionId)) : readSession(this.#tx, sessionId);
+      read = found.then((now) => void this.#sessions.set(sessionId, now));
       this.#reads.set(sessionId, read);
     }
     return read;
@@ -431,25 +483,33 @@ export class Totals {
   }
 
   /**
-   * Saves a session's totals, or removes its record when it holds no item, as the host's `put_session`, and moves
-   * the store's total by what the session's moved: a numbered change, carried by the record saved, or by
-   * `counters` when the record goes. Only after `of` has read the session.
+   * Saves a session's record as the change leaves it, as the host's `put_session`, numbered, with the store's total
+   * moved by what the session's moved (see the schema): on `item`, when the change puts one (it must put it after
+   * this) and the session's record in `sessions` was accessed less than a minute before; else in `sessions`; or,
+   * when the session holds no item any more, its record removed and the store's total put in `counters`. Only after
+   * `of` has read the session.
    */
-  putSession(record: SessionRecord): void {
+  putSession(record: SessionRecord, item?: ItemRecord): void {
     const store = this.#store;
     if (store === undefined || !this.#sessions.has(record.sessionId)) throw new Error("putSession before the totals were read");
+    const before = this.#sessions.get(record.sessionId);
     const kept = record.itemCount === 0 ? undefined : { ...record };
-    const delta = (kept?.totalSize ?? 0) - (this.#sessions.get(record.sessionId)?.totalSize ?? 0);
-    if (delta !== 0 || kept === undefined) {
-      const moved: StoreTotal = { seq: store.seq + 1, total: Math.max(store.total + delta, 0) };
-      this.#store = moved;
-      if (kept === undefined) this.#tx.objectStore(COUNTERS).put(moved, STORE_TOTAL);
-      else [kept.seq, kept.storeTotal] = [moved.seq, moved.total];
-    }
+    const delta = (kept?.totalSize ?? 0) - (before?.record.totalSize ?? 0);
+    const moved: StoreTotal = { seq: store.seq + 1, total: Math.max(store.total + delta, 0) };
+    this.#store = moved;
+    if (item !== undefined) delete item.session;
     const sessions = this.#tx.objectStore(SESSIONS);
-    if (kept === undefined) sessions.delete(record.sessionId);
+    if (kept === undefined) {
+      sessions.delete(record.sessionId);
+      this.#tx.objectStore(COUNTERS).put(moved, STORE_TOTAL);
+      this.#sessions.set(record.sessionId, undefined);
+      return;
+    }
+    [kept.seq, kept.storeTotal] = [moved.seq, moved.total];
+    const carried = item !== undefined && before !== undefined && kept.lastAccessedAt - before.storedAccess < TOUCH_GRANULARITY_MS;
+    if (carried) item.session = kept;
     else sessions.put(kept);
-    this.#sessions.set(record.sessionId, kept);
+    this.#sessions.set(record.sessionId, { record: kept, storedAccess: carried ? before.storedAccess : kept.lastAccessedAt });
   }
 
   /** After the transaction has committed: `known` learns what it left (and nothing, if it failed). */
@@ -457,7 +517,7 @@ export class Totals {
     const known = this.#known;
     if (known === undefined) return;
     if (known.sessions.size + this.#sessions.size > MAX_KNOWN_SESSIONS) known.sessions.clear();
-    for (const [sessionId, record] of this.#sessions) known.sessions.set(sessionId, record);
+    for (const [sessionId, now] of this.#sessions) known.sessions.set(sessionId, now);
     if (this.#store !== undefined) known.store = this.#store;
   }
 }

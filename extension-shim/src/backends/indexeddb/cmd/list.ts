@@ -5,7 +5,7 @@
  */
 
 import { LIST_DEFAULT_LIMIT, MAX_LIST_LIMIT } from "../../../protocol.js";
-import { BY_SESSION_TIME, each, ITEMS, keysOf, quotaOf, request, SESSIONS, sessionItems, transact, type ItemRecord, type SessionRecord } from "../store.js";
+import { BY_SESSION_TIME, each, ITEMS, keysOf, quotaOf, readSession, request, SESSIONS, sessionItems, transact, type ItemRecord } from "../store.js";
 import { checkShortId, isRuleError, parseStorageKey, type Query } from "../json/index.js";
 import { optionalString, type Fields } from "../message.js";
 import { HostError, quoteOrNull } from "../error.js";
@@ -56,7 +56,7 @@ export async function list(ctx: Context, cmd: List): Promise<string> {
   const db = await ctx.db();
   const [result, lastAccessed] = await transact(db, [ITEMS, SESSIONS], "readonly", async (tx) => {
     // Asked for with the walks below, not before them: the requests of a transaction go together.
-    const session = request(tx.objectStore(SESSIONS).get(cmd.sessionId)) as Promise<SessionRecord | undefined>;
+    const session = readSession(tx, cmd.sessionId).then((now) => now?.record);
     const filtered = cmd.taskId !== undefined || cmd.query !== undefined;
     let [itemCount, totalSize] = [0, 0];
     if (filtered) {

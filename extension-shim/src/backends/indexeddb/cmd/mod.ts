@@ -344,8 +344,8 @@ export function replaceItem(batch: Batch, previous: ItemRecord, item: ItemRecord
   record.totalSize = checkQuota(record.totalSize, quotaOf(previous), quotaOf(item));
   checkStoreQuota(total, quotaOf(previous), quotaOf(item), batch.limit);
   record.lastAccessedAt = item.timestamp;
+  batch.totals.putSession(record, item);
   putItem(batch.tx, item, data, previous);
-  batch.totals.putSession(record);
   return metadataJson(item);
 }
 

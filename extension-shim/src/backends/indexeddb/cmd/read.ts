@@ -5,7 +5,7 @@
  */
 
 import { MAX_READ_MANY_BYTES, MAX_STORAGE_KEYS, MIN_MAX_BYTES } from "../../../protocol.js";
-import { dataOf, itemRecord, READ_STORES, request, SESSIONS, storedData, transact, type ItemRecord, type SessionRecord } from "../store.js";
+import { dataOf, itemRecord, READ_STORES, readSession, storedData, transact, type ItemRecord } from "../store.js";
 import { elements, MALFORMED, nextOffset, slice, utf8Length, type Window } from "../json/index.js";
 import { echo, optionalCount, parseFields, requiredString, Spliced, type Count, type Fields } from "../message.js";
 import { Digits, HostError, quote } from "../error.js";
@@ -205,8 +205,7 @@ function missingJson(storageKey: string, error: HostError): string {
 
 /** The session's `lastAccessedAt`, for `touch`. */
 async function lastAccessOf(tx: IDBTransaction, sessionId: string): Promise<number | undefined> {
-  const record = (await request(tx.objectStore(SESSIONS).get(sessionId))) as SessionRecord | undefined;
-  return record?.lastAccessedAt;
+  return (await readSession(tx, sessionId))?.record.lastAccessedAt;
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 
 import { MAX_SEARCH_LIMIT, SEARCH_DEFAULT_LIMIT } from "../../../protocol.js";
-import { BY_SESSION_TIME, DATA, each, ITEMS, request, SESSIONS, sessionItems, storedData, transact, type ItemRecord, type SessionRecord } from "../store.js";
+import { BY_SESSION_TIME, DATA, each, ITEMS, readSession, SESSIONS, sessionItems, storedData, transact, type ItemRecord } from "../store.js";
 import { findIn, type Query } from "../json/index.js";
 import { optionalString, requiredString, type Fields } from "../message.js";
 import { HostError, quote, quoteOrNull } from "../error.js";
@@ -70,7 +70,7 @@ export async function search(ctx: Context, cmd: Search): Promise<string> {
       nextCursor = `${item.timestamp}:${skip + found.found.length}:${item.storageKey}`;
       return false;
     });
-    const record = (await request(tx.objectStore(SESSIONS).get(cmd.sessionId))) as SessionRecord | undefined;
+    const record = (await readSession(tx, cmd.sessionId))?.record;
     return [`{"matches":[${matches.join(",")}],"nextCursor":${quoteOrNull(nextCursor)}}`, record?.lastAccessedAt] as const;
   });
   await touch(ctx, db, cmd.sessionId, lastAccessed);

@@ -5,7 +5,7 @@
  */
 
 import { LIST_DEFAULT_LIMIT, MAX_LIST_LIMIT } from "../../../protocol.js";
-import { each, SESSIONS, transact, type SessionRecord } from "../store.js";
+import { carriedRecord, each, ITEMS, newer, SESSIONS, transact, type SessionRecord } from "../store.js";
 import { checkSessionId } from "../json/index.js";
 import { optionalString, type Fields } from "../message.js";
 import { HostError, quote, quoteOrNull } from "../error.js";
@@ -36,7 +36,7 @@ export function parseSessions(fields: Fields): Sessions {
  */
 export async function sessions(ctx: Context, cmd: Sessions): Promise<string> {
   const db = await ctx.db();
-  return transact(db, [SESSIONS], "readonly", async (tx) => {
+  return transact(db, [ITEMS, SESSIONS], "readonly", async (tx) => {
     const page: SessionRecord[] = [];
     let nextCursor: string | undefined;
     const range = cmd.after === undefined ? null : IDBKeyRange.lowerBound(cmd.after, true);
@@ -49,7 +49,9 @@ export async function sessions(ctx: Context, cmd: Sessions): Promise<string> {
       page.push(cursor.value as SessionRecord);
       return true;
     });
-    return `{"sessions":[${page.map(summaryJson).join(",")}],"nextCursor":${quoteOrNull(nextCursor)}}`;
+    // Each as its newest item may carry it (store.ts), asked for all at once.
+    const records = await Promise.all(page.map(async (stored) => newer(stored, await carriedRecord(tx, stored.sessionId))));
+    return `{"sessions":[${records.map(summaryJson).join(",")}],"nextCursor":${quoteOrNull(nextCursor)}}`;
   });
 }
 

@@ -4,7 +4,7 @@
  */
 
 import { SESSION_QUOTA_BYTES } from "../../../protocol.js";
-import { COUNTERS, readStoreTotal, request, SESSIONS, transact, type SessionRecord } from "../store.js";
+import { COUNTERS, ITEMS, readSession, readStoreTotal, SESSIONS, transact } from "../store.js";
 import { numberOrNull, quote } from "../error.js";
 import type { Context } from "./mod.js";
 
@@ -15,9 +15,8 @@ import type { Context } from "./mod.js";
 export async function stats(ctx: Context, sessionId: string): Promise<string> {
   const db = await ctx.db();
   const limit = await ctx.storeQuota();
-  const [record, { total: store }] = await transact(db, [SESSIONS, COUNTERS], "readonly", async (tx) => {
-    return Promise.all([request(tx.objectStore(SESSIONS).get(sessionId)) as Promise<SessionRecord | undefined>, readStoreTotal(tx)]);
-  });
+  const [now, { total: store }] = await transact(db, [ITEMS, SESSIONS, COUNTERS], "readonly", (tx) => Promise.all([readSession(tx, sessionId), readStoreTotal(tx)]));
+  const record = now?.record;
   const totalSize = record?.totalSize ?? 0;
   return (
     `{"sessionId":${quote(sessionId)},"totalSize":${totalSize},"itemCount":${record?.itemCount ?? 0},` +

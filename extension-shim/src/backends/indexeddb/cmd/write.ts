@@ -82,8 +82,8 @@ export function write(ctx: Context, cmd: Write): Change {
     checkStoreQuota(total, freed, quotaOf(item), limit);
     record.itemCount += previous === undefined ? 1 : 0;
     record.lastAccessedAt = now;
+    totals.putSession(record, item);
     putItem(tx, item, cmd.data.text, previous, fresh);
-    totals.putSession(record);
     return metadataJson(item);
   };
 }
