@@ -6,7 +6,7 @@
  */
 
 import { MAX_SEARCH_LIMIT, SEARCH_DEFAULT_LIMIT } from "../../../protocol.js";
-import { BY_SESSION_TIME, DATA, each, ITEMS, readSession, SESSIONS, sessionItems, storedData, transact, type ItemRecord } from "../store.js";
+import { BY_SESSION_TIME, DATA, dataOf, each, ITEMS, readSession, SESSIONS, sessionItems, transact, type ItemRecord } from "../store.js";
 import { findIn, type Query } from "../json/index.js";
 import { optionalString, requiredString, type Fields } from "../message.js";
 import { HostError, quote, quoteOrNull } from "../error.js";
@@ -55,7 +55,7 @@ export async function search(ctx: Context, cmd: Search): Promise<string> {
       const item = cursor.value as ItemRecord;
       // Only the cursor's own item (if it is still there) had matches returned already.
       const skip = cmd.resume?.storageKey === item.storageKey ? cmd.resume.returned : 0;
-      const text = item.data ?? (await storedData(tx, item.storageKey));
+      const text = await dataOf(tx, item);
       if (text === undefined || !cmd.query.mightMatch(text)) return true;
       const found = findIn(text, cmd.query, skip, cmd.limit - matches.length);
       if (found === undefined) return true;
