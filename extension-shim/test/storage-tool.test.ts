@@ -170,7 +170,7 @@ describe("actions", () => {
   });
 
   it("search finds words inside the data: key, pointer and snippet per match, paged with a cursor", async (t) => {
-    const { tool } = hostTool(t);
+    const { tool, client } = hostTool(t);
     const emails = keyOf(
       await tool.execute(
         {
@@ -185,18 +185,26 @@ describe("actions", () => {
       ),
     );
     const note = keyOf(await tool.execute({ action: "write", data: "Invoice for March, paid", description: "note" }, CONTEXT));
+    // Search walks items in list's order: newest first, and the greater key first among items written in the same
+    // millisecond, as these two may be.
+    const listed = (await client.list({ sessionId: SESSION })).items.map((item) => item.storageKey.slice(SESSION.length + 1));
+    const matches = {
+      [note]: [`${note} | you | "" | Invoice for March, paid`],
+      [emails]: [`${emails} | you | /1/subject | Invoice 2231`, `${emails} | you | /1/body | the March invoice is attached please pay`],
+    };
+    assert.deepEqual([...listed].sort(), [emails, note].sort());
     const all = (await tool.execute({ action: "search", query: "march INVOICE" }, CONTEXT)).split("\n");
     assert.deepEqual(all, [
       '2 matches for "march INVOICE" (key | from | pointer | snippet):',
-      `${note} | you | "" | Invoice for March, paid`,
-      `${emails} | you | /1/body | the March invoice is attached please pay`,
+      ...listed.map((key) => (matches[key] as string[]).at(-1) as string),
     ]);
     const page = (await tool.execute({ action: "search", query: "invoice", limit: 1 }, CONTEXT)).split("\n");
-    assert.equal(page[1], `${note} | you | "" | Invoice for March, paid`);
+    const [first, second] = listed as [string, string];
+    assert.equal(page[1], (matches[first] as string[])[0]);
     const cursor = /^more: search with cursor "(.+)"$/.exec(page[2] as string)?.[1];
     assert.ok(cursor, page.join("\n"));
     const next = (await tool.execute({ action: "search", query: "invoice", limit: 5, cursor }, CONTEXT)).split("\n");
-    assert.deepEqual(next.slice(1), [`${emails} | you | /1/subject | Invoice 2231`, `${emails} | you | /1/body | the March invoice is attached please pay`]);
+    assert.deepEqual(next.slice(1), [...(matches[first] as string[]).slice(1), ...(matches[second] as string[])]);
     assert.equal(await tool.execute({ action: "search", query: "zebra" }, CONTEXT), 'no cached text contains "zebra"');
     assert.match(await tool.execute({ action: "search" }, CONTEXT), /^llm_cache search failed: InvalidRequestError: .*query/);
   });
