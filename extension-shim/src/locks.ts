@@ -8,12 +8,14 @@
  * `ifAvailable` is granted only if it can be at once, and otherwise runs nothing.
  *
  * A lease is a hold kept between calls, so that a context can keep what the lock protects in memory without
- * reading it again per call: shared, as a session's route (routing.ts), or exclusive, as the right to change the
- * in-browser backend's totals (backends/indexeddb/writer.ts). Whoever needs the lock exclusively asks every holder
- * to let go (`askToLetGo`): in this realm at once, and in the extension's other contexts over a BroadcastChannel. A
- * holder that hears it forgets what it kept and lets go once its calls under way have finished; its next call
- * takes a new lease, which waits behind the exclusive request (a shared request never overtakes an exclusive one
- * that waits), and so reads what the exclusive holder left. A lease unused for LEASE_IDLE_MS is let go.
+ * reading it again per call: shared, as a session's route (routing.ts), or exclusive, as the session's route its
+ * first write made (routing.ts) or the right to change the in-browser backend's totals
+ * (backends/indexeddb/writer.ts). Whoever asks for a lock asks the holders it must wait for to let go
+ * (`askToLetGo`): an exclusive request every holder, a shared lease's request the exclusive ones; in this realm at
+ * once, and in the extension's other contexts over a BroadcastChannel. A holder that hears it forgets what it kept
+ * and lets go once its calls under way have finished; its next call takes a new lease, which waits behind the
+ * request that asked (a shared request never overtakes an exclusive one that waits), and so reads what that holder
+ * left. A lease unused for LEASE_IDLE_MS is let go.
  */
 
 export type LockMode = "shared" | "exclusive";
@@ -54,8 +56,8 @@ export interface Lease {
 /** The BroadcastChannel over which the extension's contexts ask each other to let go of a lock. */
 const LET_GO_CHANNEL = "llmCache.locks.letGo";
 
-/** What each lease of this realm does when asked to let go, by lock name. */
-const letGoListeners = new Map<string, Set<() => void>>();
+/** What each lease of this realm does when asked to let go, and the mode it holds in, by lock name. */
+const letGoListeners = new Map<string, Map<() => void, LockMode>>();
 
 /** The channel to the other contexts: made on first use; undefined where there is no need (no Web Locks) or no way. */
 let letGoChannel: BroadcastChannel | undefined | null = null;
@@ -65,8 +67,8 @@ function channel(): BroadcastChannel | undefined {
   // Without Web Locks every lock is this realm's own, and so is every lease: nobody else needs telling.
   letGoChannel = webLocks() && typeof BroadcastChannel === "function" ? new BroadcastChannel(LET_GO_CHANNEL) : undefined;
   letGoChannel?.addEventListener("message", (event: MessageEvent) => {
-    const name = (event.data as { letGo?: unknown } | null)?.letGo;
-    if (typeof name === "string") letGoHere(name);
+    const { letGo: name, wanted } = (event.data ?? {}) as { letGo?: unknown; wanted?: unknown };
+    if (typeof name === "string") letGoHere(name, wanted === "shared" ? "shared" : "exclusive");
   });
   // A Node that has Web Locks keeps its process alive while a channel is open; browsers have no unref.
   (letGoChannel as { unref?: () => void } | undefined)?.unref?.();
@@ -83,17 +85,19 @@ export function leasesWork(): boolean {
 
 /**
  * Takes the lock `name` in `mode` and keeps it until released. `onLetGo` runs (once per request, in any context)
- * when someone is about to ask for the lock exclusively: the holder should then forget what it kept and release.
- * An exclusive lease asks every other holder to let go, as `withExclusiveLock` does.
+ * when someone is about to wait for the lock: every lease when the request is exclusive, an exclusive one when it
+ * is a shared lease's. The holder should then forget what it kept and release. A lease asks the holders it waits
+ * for to let go (`askToLetGo`): an exclusive one every other holder, as `withExclusiveLock` does, and a shared one
+ * the exclusive holders.
  */
 export function holdLease(name: string, onLetGo: () => void, mode: LockMode = "shared"): Lease {
   watchLifecycle();
   let letGo!: () => void;
   const held = new Promise<void>((resolve) => (letGo = resolve));
   let listeners = letGoListeners.get(name);
-  if (!listeners) letGoListeners.set(name, (listeners = new Set()));
+  if (!listeners) letGoListeners.set(name, (listeners = new Map()));
   const registered = listeners;
-  registered.add(onLetGo);
+  registered.set(onLetGo, mode);
   let released = false;
   const granted = new Promise<void>((grant) => {
     void withLock(name, mode, () => {
@@ -101,7 +105,7 @@ export function holdLease(name: string, onLetGo: () => void, mode: LockMode = "s
       return held;
     });
   });
-  if (mode === "exclusive") askToLetGo(name, onLetGo);
+  askToLetGo(name, onLetGo, mode);
   const release = () => {
     if (released) return;
     released = true;
@@ -124,6 +128,8 @@ export class KeptLease {
   #uses = 0;
   #dropped = false;
   #idle: ReturnType<typeof setTimeout> | undefined;
+  /** What waits for the calls under way to finish (`last`), woken as each does. */
+  readonly #finished: Array<() => void> = [];
 
   constructor(name: string, mode: LockMode, onDrop: () => void) {
     this.#onDrop = onDrop;
@@ -143,8 +149,24 @@ export class KeptLease {
       return await run();
     } finally {
       this.#uses--;
+      for (const wake of this.#finished.splice(0)) wake();
       this.#settle();
     }
+  }
+
+  /**
+   * Forgets the lease (as `drop` does) and runs `run` as its last call, once every call under way has finished, so
+   * that `run` holds the lock alone, as an exclusive lease's holder that took the lock afresh would, with no lock
+   * to wait for; then lets it go. Undefined, running nothing, when the lease was dropped already: its owner has
+   * forgotten it, and needs the lock anew.
+   */
+  last<T>(run: () => Promise<T>): Promise<T> | undefined {
+    if (this.#dropped) return undefined;
+    return this.use(async () => {
+      this.drop();
+      while (this.#uses > 1) await new Promise<void>((wake) => this.#finished.push(wake));
+      return run();
+    });
   }
 
   /** Forgets the lease (`onDrop`) and lets it go once no call uses it. */
@@ -170,12 +192,14 @@ export class KeptLease {
 }
 
 /**
- * Asks every lease of `name`, in this context and the others, to let go. Called right after the exclusive
- * request is made, so that a lease taken by anyone who hears this waits behind that request.
+ * Asks the leases of `name` that a request in mode `wanted` waits for, in this context and the others, to let go:
+ * every one for an exclusive request, the exclusive ones for a shared one. Called right after the request is made,
+ * so that a lease taken by anyone who hears this waits behind that request, and every holder whose request came
+ * before it (and so registered its listener before this is sent) hears it.
  */
-export function askToLetGo(name: string, except?: () => void): void {
-  letGoHere(name, except);
-  channel()?.postMessage({ letGo: name });
+export function askToLetGo(name: string, except?: () => void, wanted: LockMode = "exclusive"): void {
+  letGoHere(name, wanted, except);
+  channel()?.postMessage({ letGo: name, wanted });
 }
 
 /** Runs `run` holding `name` exclusively, having asked every lease of it to let go. */
@@ -183,21 +207,6 @@ export function withExclusiveLock<T>(name: string, run: () => Promise<T>): Promi
   const done = withLock(name, "exclusive", run);
   askToLetGo(name);
   return done;
-}
-
-/**
- * Whether no exclusive request of `name` waits, asked by its exclusive holder right after it asked for a lease of
- * it (in the same turn, so the browser has both requests in that order). Requests are granted in the order made,
- * so when none waits, the lease is granted next, before anyone else can hold the lock exclusively, and what the
- * holder leaves is what the lease finds: it needs to read nothing again. An exclusive request made later waits
- * behind the lease, and asks it to let go. A browser that can't say (a failed query) is taken to mean something
- * may wait: then the lease reads again, and the holder keeps its hold until its calls are answered.
- */
-export async function nothingExclusiveWaits(name: string): Promise<boolean> {
-  const locks = webLocks();
-  const state = locks ? await locks.query().catch(() => undefined) : { pending: localLocks.get(name)?.waiting.map(({ mode }) => ({ name, mode })) };
-  if (!state) return false;
-  return (state.pending ?? []).every((request) => request.name !== name || request.mode === "shared");
 }
 
 /** Whether this realm's leases are let go when its page is frozen or hidden (see watchLifecycle). */
@@ -217,14 +226,16 @@ function watchLifecycle(): void {
   if (page.document === undefined) return;
   watchingLifecycle = true;
   const letGoOfAll = () => {
-    for (const name of [...letGoListeners.keys()]) letGoHere(name);
+    for (const name of [...letGoListeners.keys()]) letGoHere(name, "exclusive");
   };
   page.document.addEventListener("freeze", letGoOfAll);
   page.addEventListener?.("pagehide", letGoOfAll);
 }
 
-function letGoHere(name: string, except?: () => void): void {
-  for (const listener of [...(letGoListeners.get(name) ?? [])]) if (listener !== except) listener();
+function letGoHere(name: string, wanted: LockMode, except?: () => void): void {
+  for (const [listener, mode] of [...(letGoListeners.get(name) ?? [])]) {
+    if (listener !== except && (wanted === "exclusive" || mode === "exclusive")) listener();
+  }
 }
 
 function webLocks(): LockManager | undefined {

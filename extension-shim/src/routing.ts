@@ -28,11 +28,11 @@
  *   alone. If any of them lands, the route stays; if none does, it goes. A write to a session this context has not
  *   met (none of the last SESSIONS_REMEMBERED it held a lease or section of) goes to that section at once, without
  *   a lease that would only find no route: a new session's first write needs the section anyway, and one already
- *   routed elsewhere costs it the same reads. The section hands its hold over to a lease: asked for before it lets
- *   go, and knowing what the section left when no other context's exclusive request waits before it
- *   (locks.ts nothingExclusiveWaits), so the calls that follow a first write read nothing from the store. Then
- *   the section lets go as soon as its own write is answered: the burst's writes still under way are the lease's
- *   calls, so no exclusive holder comes before they are answered, and the lease is held by the time they are.
+ *   routed elsewhere costs it the same reads. The section's hold is itself a lease, exclusive, which the context
+ *   keeps once the section is done, knowing what it left: the calls that follow a first write, and the session's
+ *   end, take no lock and read nothing from the store, and the burst's writes still under way are its calls, so
+ *   nobody else holds the lock before they are answered. Another context that wants the session asks it to let
+ *   go, shared or exclusive (locks.ts); after that, each context's next call takes a shared lease as above.
  * - A route to a backend that is down gives that backend's StorageUnavailableError, for writes and reads
  *   alike: the session's items are there, so answering from the other backend (an empty `list`) would hide them.
  * - New sessions go to the host when its handshake succeeds. Whether it does is known from the handshakes
@@ -94,7 +94,7 @@ import type {
   WriteRequest,
 } from "./protocol.js";
 import { LIST_DEFAULT_LIMIT, NATIVE_HOST_NAME } from "./protocol.js";
-import { KeptLease, leasesWork, nothingExclusiveWaits, withExclusiveLock, withLock } from "./locks.js";
+import { KeptLease, leasesWork, withExclusiveLock, withLock } from "./locks.js";
 import { IN_BROWSER_CHOSEN, hostProblemText, type CacheStatus, type StatusOptions } from "./status.js";
 import type { KeyValueStore } from "./storage-area.js";
 
@@ -162,13 +162,16 @@ interface SessionRecords {
   owing: Set<BackendKind>;
 }
 
-/** A context's shared hold on a session's lock, with what it read under it. */
+/**
+ * A context's hold on a session's lock, with what it knows under it: shared, or exclusive when an exclusive section
+ * of this context kept its hold.
+ */
 interface SessionLease {
   kept: KeptLease;
-  /** What the store said once the lease was granted; nobody can change it while the lease is held. */
+  /** What the store said once the lease was granted, or what the section left; nobody else changes it meanwhile. */
   records: Promise<SessionRecords>;
-  /** For a lease an exclusive section handed over: whether it is granted next, knowing what the section left. */
-  handedOver?: Promise<boolean> | undefined;
+  /** Whether the lease holds the lock exclusively: then nothing of the session is under way in another context. */
+  exclusive: boolean;
 }
 
 /** How ending a session went on one backend. */
@@ -388,12 +391,13 @@ export class RoutingBackend implements CacheBackend {
    * goes either way: a session resumed under the same id starts afresh, and a cleanup remembered for the old
    * one is sent before the new one's first change reaches that backend (#change), so it can't touch the new
    * one's items. All of it holds the session's lock exclusively: no write of any context is under way, and the
-   * next one finds the route gone.
+   * next one finds the route gone. A context whose exclusive lease the session's first write left ends it under
+   * that lease, as its last call, knowing the route: no lock to wait for, no read of the store.
    */
   async endSessionEach(sessionId: string, options?: RequestOptions, settle?: SettleAttempts): Promise<EndSessionAttempt[]> {
-    const end = async () => {
+    const end = async (known?: SessionRecords) => {
       this.#met.delete(sessionId);
-      const routed = this.#routed(sessionId);
+      const routed = known ? Promise.resolve(known.routed) : this.#routed(sessionId);
       // The route goes as the backends end the session: nobody reads it before the lock is let go.
       const removed = this.backends.length > 1 ? routed.then(() => this.#storage.remove(ROUTE_PREFIX + sessionId)) : routed;
       // Awaited with the backends' answers; a failed read fails it too, and is reported where the read is awaited.
@@ -410,7 +414,10 @@ export class RoutingBackend implements CacheBackend {
       return attempts;
     };
     // A sessionId that isn't a string can have no route; the backend's own check names the problem.
-    return typeof sessionId === "string" ? withExclusiveLock(sessionLockName(sessionId), end) : end();
+    if (typeof sessionId !== "string") return end();
+    const lease = this.#leases.get(sessionId);
+    const underLease = lease?.exclusive ? lease.kept.last(async () => end(await lease.records)) : undefined;
+    return underLease ?? withExclusiveLock(sessionLockName(sessionId), () => end());
   }
 
   /**
@@ -568,18 +575,13 @@ export class RoutingBackend implements CacheBackend {
     return held.kept.use(async () => run(await held.records));
   }
 
-  /**
-   * Takes the session's lease, and reads its records once it is granted. An exclusive section handing its hold
-   * over says what it `left`: the lease knows that without reading, if nobody can hold the lock in between.
-   */
-  #takeLease(sessionId: string, left?: SessionRecords): SessionLease {
-    const name = sessionLockName(sessionId);
-    const kept = new KeptLease(name, "shared", () => {
+  /** Takes the session's lease, shared, and reads its records once it is granted. */
+  #takeLease(sessionId: string): SessionLease {
+    const kept = new KeptLease(sessionLockName(sessionId), "shared", () => {
       if (this.#leases.get(sessionId) === held) this.#leases.delete(sessionId);
     });
-    const handedOver = left && nothingExclusiveWaits(name);
-    const records = kept.granted.then(async () => (left && (await handedOver) ? left : this.#records(sessionId)));
-    const held: SessionLease = { kept, records, handedOver };
+    const records = kept.granted.then(() => this.#records(sessionId));
+    const held: SessionLease = { kept, records, exclusive: false };
     this.#meet(sessionId);
     // A store that failed to answer leaves nothing known: the next call takes a new lease and asks again.
     held.records.catch(() => kept.drop());
@@ -632,10 +634,15 @@ export class RoutingBackend implements CacheBackend {
   /**
    * Runs a change holding the session's lock exclusively (see #change): reads the session's records afresh, makes
    * the route with `first` (which sends the changes that joined with it) or sends the owed cleanup and the change,
-   * and then the changes that joined meanwhile, before it hands its hold over to a lease and lets go. Answers with
-   * its own change's result (or rejects with what it met) as soon as that change is done, before the handover: a
-   * first write is acknowledged once it is written and its route kept, not once the burst it began is answered.
-   * The joined changes try again if no route was made.
+   * and then the changes that joined meanwhile. Answers with its own change's result (or rejects with what it met)
+   * as soon as that change is done: a first write is acknowledged once it is written and its route kept, not once
+   * the burst it began is answered. The joined changes try again if no route was made.
+   *
+   * The hold is a lease, exclusive, and once the change is done it stays this context's lease of the session,
+   * knowing what the section left, unless someone asked for the lock meanwhile: so the calls that follow a first
+   * write, and the session's end, take no lock and read nothing from the store, and the writes of its burst still
+   * under way are the lease's calls, answered before anyone else holds the lock. Another context that wants the
+   * session, shared or exclusive, asks the lease to let go (locks.ts), as it asks any other.
    */
   #exclusiveSection<T>(
     sessionId: string,
@@ -645,16 +652,21 @@ export class RoutingBackend implements CacheBackend {
     const section: Section = { waiting: [] };
     this.#exclusive.set(sessionId, section);
     this.#meet(sessionId);
+    let askedToLetGo = false;
+    const kept: KeptLease = new KeptLease(sessionLockName(sessionId), "exclusive", () => {
+      askedToLetGo = true;
+      if (this.#leases.get(sessionId)?.kept === kept) this.#leases.delete(sessionId);
+    });
     return new Promise((answer, refuse) => {
-      const held = withExclusiveLock(sessionLockName(sessionId), async () => {
+      // Used at once, so that a request to let go before the lock is granted waits for the section.
+      const held = kept.use(async () => {
+        await kept.granted;
         // The backend the session is routed to once this change is done; the joined changes go there.
         let routedTo: CacheBackend | undefined;
         // What the store holds of the session once this change is done, where it is known.
         let left: SessionRecords | undefined;
         // The joined writes a first write left under way.
         let rest: Promise<unknown> | undefined;
-        // The section's own change, answered as soon as it is done: the hold's handover below is the section's
-        // business, not its caller's.
         const own = (async (): Promise<{ result: T }> => {
           const { routed, owing } = await this.#records(sessionId);
           if (!routed && first) {
@@ -674,32 +686,20 @@ export class RoutingBackend implements CacheBackend {
           await own;
         } catch {
           // Its caller has the error; the section still tells the joined changes where to go.
-        } finally {
-          // The hold is handed over to a lease knowing what it left, asked for while it is still held. The writes
-          // still under way become the lease's calls; once nothing exclusive waits before the lease, so that it is
-          // granted next, the section lets go at once rather than when they are answered, and whatever comes
-          // meanwhile goes by the lease.
-          const lease = left && this.#leasing && !this.#leases.has(sessionId) ? this.#takeLease(sessionId, left) : undefined;
-          const underWay = rest;
-          if (lease && underWay) void lease.kept.use(() => underWay);
-          const early = lease !== undefined && underWay !== undefined && (await lease.handedOver) === true;
-          if (early) {
-            if (this.#exclusive.get(sessionId) === section) this.#exclusive.delete(sessionId);
-            // Those that joined too late to go with the first write go as the lease's calls too.
-            void lease.kept.use(() => sendJoined(section, routedTo));
-          } else {
-            await underWay;
-            // Every change that joined is sent (or told to try again) before the lock is let go; any that join
-            // while those are under way go too. The section is forgotten only when none waits, or at once when it
-            // left no route: then those that joined try again as they came, and must not find it.
-            if (!routedTo && this.#exclusive.get(sessionId) === section) this.#exclusive.delete(sessionId);
-            // Checked again after each await: one that joins as the last ones are answered still goes.
-            while (section.waiting.length > 0) await sendJoined(section, routedTo);
-            if (this.#exclusive.get(sessionId) === section) this.#exclusive.delete(sessionId);
-          }
         }
+        // Kept as the session's lease where what the section left is known; calls that come from now on go by it.
+        // It is let go once the section is done without leases (no way to be asked to let go), when asked already,
+        // and while a cleanup of the session is still owed: a connection's flush (session.ts) sends that under a
+        // shared hold it can't wait for, so none may be held exclusively, idle, in the meantime.
+        if (left && left.owing.size === 0 && this.#leasing && !askedToLetGo) this.#leases.set(sessionId, { kept, records: Promise.resolve(left), exclusive: true });
+        else kept.drop();
+        if (this.#exclusive.get(sessionId) === section) this.#exclusive.delete(sessionId);
+        // Every change that joined is sent (or, if the section left no route, told to try again) before the
+        // section's hold can go; any that join while those are under way go too.
+        await rest;
+        while (section.waiting.length > 0) await sendJoined(section, routedTo);
       });
-      // The lock refused (its change never ran), or the handover failing after the change was answered.
+      // The lock refused (its change never ran), or sending the joined changes failing after the change was answered.
       held.catch(refuse);
     });
   }

@@ -484,7 +484,7 @@ async function heldBurst(t: Parameters<typeof world>[0], n: number) {
   const sessionId = session();
   const [first, ...others] = Array.from({ length: n }, (_, k) => a.client.write({ sessionId, data: { n: k }, description: `note ${k}` }));
   const release = (k: number) => gates[k]?.open();
-  return { w, b, bServer, sessionId, first, others, arrived, release };
+  return { w, a, aServer: server, b, bServer, sessionId, first, others, arrived, release };
 }
 
 /** `storage`, counting its reads, and each read of one key alone (as only an exclusive section reads a route). */
@@ -622,6 +622,8 @@ describe("routing at the backends' speed", () => {
   it("endSession with the host down tells the in-browser backend while the route is read, not once it is removed", async (t) => {
     const w = world(t, { installed: false });
     const sessionId = session();
+    // Written by another context: the one that ends the session holds no lease of it, and so reads its route.
+    await cacheNote(w.worker(), sessionId, "on IndexedDB");
     // chrome.storage.local answers from another process, a turn of the event loop later at least; so does this
     // store. It notes what the in-browser backend had been told by the time it answered endSession's read of
     // the route: the end was sent without waiting for the read and then the route's removal.
@@ -637,14 +639,13 @@ describe("routing at the backends' speed", () => {
     };
     const cache = w.worker({ storage });
     const server = w.servers.at(-1) as RecordingIdbServer;
-    await cacheNote(cache, sessionId, "on IndexedDB");
     assert.equal((await cache.endSession(sessionId)).status, "ended");
     assert.equal(toldByThen?.at(-1), "endSession");
     assert.deepEqual(await w.where(sessionId), { host: [], fallback: [] });
     assert.equal(w.storage.items.has(ROUTE_PREFIX + sessionId), false, "the route is gone");
   });
 
-  it("a first write hands its hold over to a lease, so the calls after a burst read nothing from the store", async (t) => {
+  it("a first write's section keeps its hold as a lease, so the calls after a burst read nothing from the store", async (t) => {
     const w = world(t, { installed: false });
     const counted = countingStorage(w.storage);
     const cache = w.worker({ storage: counted });
@@ -658,7 +659,41 @@ describe("routing at the backends' speed", () => {
     assert.equal(counted.reads, 0, "the lease knew what the section left");
   });
 
-  it("a lease handed over while another context waits to end the session reads the store, and its next write makes a new route", async (t) => {
+  it("a context ends a session it made the route of under the lease its section kept, reading nothing from the store", async (t) => {
+    const w = world(t, { installed: true });
+    const counted = countingStorage(w.storage);
+    const cache = w.worker({ storage: counted });
+    await cache.client.pruneRoutes();
+    const sessionId = session();
+    await Promise.all(Array.from({ length: 3 }, (_, n) => cacheNote(cache, sessionId, `note ${n}`)));
+    counted.keyReads.clear();
+    assert.equal((await cache.endSession(sessionId)).status, "ended");
+    const routing = [ROUTE_PREFIX, ...Object.values(PENDING_END_SESSION_PREFIXES)].map((prefix) => prefix + sessionId);
+    assert.deepEqual(
+      routing.filter((key) => counted.keyReads.has(key)),
+      [],
+      "the route, and that no cleanup is owed, were known: nobody else could have changed them",
+    );
+    assert.deepEqual(await w.where(sessionId), { host: [], fallback: [] });
+    assert.equal(w.storage.items.has(ROUTE_PREFIX + sessionId), false, "the route is gone");
+    assert.equal(await lockIsFree(sessionLockName(sessionId)), true, "and so is the lease");
+    await cacheNote(cache, sessionId, "next life");
+    assert.equal(w.storage.items.get(ROUTE_PREFIX + sessionId), '"host"', "the next write made a new route");
+  });
+
+  it("the lease a first write's section kept lets go when another context only reads the session", { timeout: 30_000 }, async (t) => {
+    // No lease is let go for being idle here: the read is answered only if it asks the exclusive holder to let go.
+    t.mock.timers.enable({ apis: ["setTimeout"] });
+    const w = world(t, { installed: false });
+    const [a, b] = [w.worker(), w.worker()];
+    const sessionId = session();
+    await cacheNote(a, sessionId, "by a");
+    assert.deepEqual(await listed(b, sessionId), ["by a"]);
+    await cacheNote(a, sessionId, "by a, later"); // a's next call takes a shared lease, beside b's
+    assert.deepEqual(await listed(b, sessionId), ["by a, later", "by a"]);
+  });
+
+  it("a section that another context asked to let go, to end the session, keeps nothing, and its next write makes a new route", async (t) => {
     const w = world(t, { installed: false });
     const a = w.worker();
     await a.client.pruneRoutes();
@@ -679,7 +714,7 @@ describe("routing at the backends' speed", () => {
     const sessionId = session();
     const first = a.client.write({ sessionId, data: { n: 0 }, description: "first life" });
     await writeArrived;
-    // b's end waits for a's section, and is granted before the lease a asks for as its section ends.
+    // b's end waits for a's section, which it asks to let go: a keeps no lease, and its next call asks the store.
     const ended = b.client.endSession(sessionId);
     server.handleText = handle;
     answer();
@@ -691,12 +726,12 @@ describe("routing at the backends' speed", () => {
     assert.deepEqual(await listed(b, sessionId), ["next life"]);
   });
 
-  it("a burst's first write lets go of the exclusive lock before the others are answered, and they hold off another context's end", { timeout: 30_000 }, async (t) => {
+  it("a burst's first write is answered before the others, and they hold off another context's end", { timeout: 30_000 }, async (t) => {
     const N = 4;
     const { w, b, bServer, sessionId, first, others, arrived, release } = await heldBurst(t, N);
     release(0);
     await arrived;
-    // Answered while the others still wait at the backend: the section let go once its lease was next in line.
+    // Answered while the others still wait at the backend.
     await first;
     const ended = b.client.endSession(sessionId);
     // Everything b's end could do without waiting for a lock has run by the next turn of the event loop.
@@ -709,12 +744,28 @@ describe("routing at the backends' speed", () => {
     assert.equal(w.storage.items.has(ROUTE_PREFIX + sessionId), false);
   });
 
+  it("a burst's own context ends the session only once the burst's writes are answered, under the lease its section kept", { timeout: 30_000 }, async (t) => {
+    const N = 4;
+    const { w, a, aServer, sessionId, first, others, arrived, release } = await heldBurst(t, N);
+    release(0);
+    await arrived;
+    await first;
+    const ended = a.endSession(sessionId);
+    await new Promise((settled) => setImmediate(settled));
+    assert.equal(aServer.ops.includes("endSession"), false, "the end waits for the burst's writes still under way");
+    for (let k = 1; k < N; k++) release(k);
+    await Promise.all(others);
+    const outcome = await ended;
+    assert.equal(outcome.status === "ended" && outcome.deletedItems, N, "and removes them all");
+    assert.deepEqual(await w.where(sessionId), { host: [], fallback: [] });
+    assert.equal(w.storage.items.has(ROUTE_PREFIX + sessionId), false);
+  });
+
   it("a first write is acknowledged once written and routed, while the rest of its burst and another context's end still wait", { timeout: 30_000 }, async (t) => {
     const N = 4;
     const { w, b, bServer, sessionId, first, others, arrived, release } = await heldBurst(t, N);
     await arrived;
-    // b's end waits for a's section; with it waiting, the section can't hand over early and holds the lock until the
-    // burst is answered.
+    // b's end waits for a's section, which holds the lock until the burst is answered.
     const ended = b.client.endSession(sessionId);
     release(0);
     const written = await first;
@@ -731,11 +782,11 @@ describe("routing at the backends' speed", () => {
     const counted = countingStorage(w.storage);
     const [a, b] = [w.worker({ storage: counted }), w.worker({ storage: counted })];
     const sessionId = session();
-    await cacheNote(a, sessionId, "a 0");
+    await cacheNote(a, sessionId, "a 0"); // a's section keeps its hold, exclusive
     await cacheNote(b, sessionId, "b 0"); // b's first write takes the section, which asks a's lease to let go
-    await cacheNote(a, sessionId, "a 1"); // a takes a lease again, beside b's
+    await cacheNote(a, sessionId, "a 1"); // a takes a shared lease, which asks b's exclusive one to let go
+    await cacheNote(b, sessionId, "b 1"); // b takes a shared lease, beside a's
     counted.reads = 0;
-    await cacheNote(b, sessionId, "b 1");
     for (let n = 2; n < 4; n++) {
       await cacheNote(a, sessionId, `a ${n}`);
       await cacheNote(b, sessionId, `b ${n}`);
