@@ -119,6 +119,33 @@ describe("a request JSON.stringify wrote (the in-process client's)", () => {
   });
 });
 
+describe("a long request's size, counted once", () => {
+  it("the in-process client counts a long request's UTF-8 once, and the host goes by that count", async () => {
+    const host = new IdbHost({ indexedDB: new IDBFactory() });
+    const counts: Array<number | undefined> = [];
+    const client = new InProcessBackend({
+      handleText: (text, options) => host.handleText(text, options),
+      handleParsed: (text, bytes) => {
+        counts.push(bytes);
+        return host.handleParsed(text, bytes);
+      },
+    });
+    // Over a third of the request limit in UTF-16 units, so that it must be counted; é is two bytes of UTF-8.
+    const data = "é".repeat(1_000_000) + "a".repeat(2_000_000);
+    const item = await client.write({ sessionId: "conv_counted", data, description: "long" });
+    assert.equal(item.dataSize, Buffer.byteLength(JSON.stringify(data)), "the item's size is its UTF-8");
+    const request = counts.at(-1);
+    assert.ok(request !== undefined && request > Buffer.byteLength(JSON.stringify(data)), "the write's count was given to the host");
+    await client.write({ sessionId: "conv_counted", data: "short", description: "short" });
+    assert.equal(counts.at(-1), undefined, "a short request is not counted at all");
+    // The host takes the count it is given: a request said to be over the limit is refused as one.
+    const text = JSON.stringify({ id: 9, op: "stats", sessionId: "conv_counted" });
+    const reply = JSON.parse(await host.handleText(text, { stringified: true, bytes: MAX_REQUEST_BYTES + 1 })) as { error?: { message?: string } };
+    assert.match(reply.error?.message ?? "", new RegExp(`a frame of ${MAX_REQUEST_BYTES + 1} bytes is over the limit`));
+    client.close();
+  });
+});
+
 describe("a batch that fails", () => {
   it("runs its changes again one by one: a generated key drawn twice in one batch is drawn again, nothing lost", async () => {
     // Each id drawn takes one fill of the random bytes: the first write draws x (task and turn), the two after it

@@ -145,6 +145,8 @@ async function estimatedStoreQuota(): Promise<number> {
 /** How a request's text came to be: see `IdbHost.handleText`. */
 export interface HandleOptions {
   stringified?: boolean;
+  /** The text's UTF-8 length, counted by whoever stringified it (with `stringified` only). */
+  bytes?: number | undefined;
 }
 
 /**
@@ -159,6 +161,8 @@ const MAX_BATCH_UNITS = 8 * 1024 * 1024;
 interface RequestJob {
   text: string;
   stringified: boolean;
+  /** The text's UTF-8 length, where its stringifier counted it. */
+  bytes: number | undefined;
   /** Answers the request (`handleText` writes the reply's text, `handleParsed` its object). */
   resolve: (answer: Answer) => void;
   prepared?: Prepared;
@@ -221,19 +225,22 @@ export class IdbHost {
    * Answers one request's JSON text with its reply's JSON text. Requests may overlap; they are answered in order.
    * `options.stringified` promises that JSON.stringify wrote the text from an object in this context, as the
    * in-process client does: its fields are then read without checking again what JSON.stringify guarantees
-   * (`stringifiedFields`). The reply is the same either way.
+   * (`stringifiedFields`), and its UTF-8 length is `options.bytes` where that is given. The reply is the same
+   * either way.
    */
   handleText(requestText: string, options: HandleOptions = {}): Promise<string> {
-    return this.#enqueue(requestText, options.stringified === true, ({ id, outcome }) => replyText(id, outcome));
+    const stringified = options.stringified === true;
+    return this.#enqueue(requestText, stringified, stringified ? options.bytes : undefined, ({ id, outcome }) => replyText(id, outcome));
   }
 
   /**
    * Answers a request that JSON.stringify wrote in this context (as `handleText` with `stringified`) with the reply
    * as an object: what JSON.parse makes of the reply's text, made without writing and parsing again what the reply
-   * holds whole, such as a read's data (`replyObject`). For the in-process client, which would parse it.
+   * holds whole, such as a read's data (`replyObject`). For the in-process client, which would parse it. `bytes`
+   * as `options.bytes` of `handleText`.
    */
-  handleParsed(requestText: string): Promise<unknown> {
-    return this.#enqueue(requestText, true, ({ id, outcome }) => {
+  handleParsed(requestText: string, bytes?: number): Promise<unknown> {
+    return this.#enqueue(requestText, true, bytes, ({ id, outcome }) => {
       try {
         return replyObject(id, outcome);
       } catch {
@@ -244,9 +251,9 @@ export class IdbHost {
   }
 
   /** Queues a request; its reply is what `write` makes of its answer. */
-  #enqueue<T>(text: string, stringified: boolean, write: (answer: Answer) => T): Promise<T> {
+  #enqueue<T>(text: string, stringified: boolean, bytes: number | undefined, write: (answer: Answer) => T): Promise<T> {
     return new Promise((resolve) => {
-      this.#jobs.push({ text, stringified, resolve: (answer) => resolve(write(answer)) });
+      this.#jobs.push({ text, stringified, bytes, resolve: (answer) => resolve(write(answer)) });
       void this.#drain();
     });
   }
@@ -364,8 +371,8 @@ export class IdbHost {
     const refused = (id: string | undefined, error: HostError) => ({ answer: { id, outcome: { error } } });
     // A UTF-16 unit is at most 3 bytes of UTF-8, so only a text over a third of the limit needs counting. A text
     // counted and found ASCII (as many bytes as units) holds data of as many bytes as characters, which the op
-    // then needn't count again (a 5 MB write's second pass over its data).
-    const bytes = text.length > MAX_REQUEST_BYTES / 3 ? utf8Length(text) : 0;
+    // then needn't count again (a 5 MB write's second pass over its data). The in-process client counted it already.
+    const bytes = job.bytes ?? (text.length > MAX_REQUEST_BYTES / 3 ? utf8Length(text) : 0);
     if (bytes > MAX_REQUEST_BYTES) return refused(idInHead(head(text)), oversized(bytes));
     const ascii = bytes === text.length;
     let fields: Fields;
