@@ -69,6 +69,35 @@ describe("routes in Chromium: the worker and a page race writes and endSession",
     return page;
   };
 
+  it("the worker keeps its first write's hold only until a page reads the session", { timeout: 60_000 }, async () => {
+    const page = await openContext();
+    const sessionId = `conv_e2e-kept-${crypto.randomBytes(6).toString("hex")}`;
+    const idleMs = await page.evaluate(async (url) => (await import(url)).LEASE_IDLE_MS, `chrome-extension://${EXTENSION_ID}/lib/locks.js`);
+    // The worker's leases are never let go for being idle here (LEASE_IDLE_MS's timers don't start), so the page's
+    // read is answered only if its request for the session's lock asks the worker's exclusive lease to let go.
+    const held = await s.browser.run(async ({ sessionId, idleMs }) => {
+      const realSetTimeout = globalThis.setTimeout;
+      globalThis.restoreSetTimeout = () => (globalThis.setTimeout = realSetTimeout);
+      globalThis.setTimeout = (run, ms, ...rest) => (ms === idleMs ? 0 : realSetTimeout(run, ms, ...rest));
+      await globalThis.llmCache.client.write({ sessionId, data: "by the worker", description: "kept" });
+      const { held } = await navigator.locks.query();
+      return held.filter((lock) => lock.name === `llmCache.route.${sessionId}`).map((lock) => lock.mode);
+    }, { sessionId, idleMs });
+    try {
+      assert.deepEqual(held, ["exclusive"], "the worker holds the session's lock exclusively after its first write");
+      const listed = await page.evaluate(async (sessionId) => (await globalThis.routesCache.client.list({ sessionId })).items.map((item) => item.description), sessionId);
+      assert.deepEqual(listed, ["kept"]);
+      const after = await s.browser.run(async (sessionId) => {
+        await globalThis.llmCache.client.write({ sessionId, data: "again", description: "after the page's read" });
+        const { held } = await navigator.locks.query();
+        return held.filter((lock) => lock.name === `llmCache.route.${sessionId}`).map((lock) => lock.mode).sort();
+      }, sessionId);
+      assert.deepEqual(after, ["shared", "shared"], "then both hold it shared: the worker's next call took a lease beside the page's");
+    } finally {
+      await s.browser.run(() => globalThis.restoreSetTimeout());
+    }
+  });
+
   it("every write acknowledged after a session's last endSession is listed, and has its route", async () => {
     const page = await openContext();
     await s.browser.run(() => {
