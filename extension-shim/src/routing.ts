@@ -695,9 +695,9 @@ export class RoutingBackend implements CacheBackend {
         else kept.drop();
         if (this.#exclusive.get(sessionId) === section) this.#exclusive.delete(sessionId);
         // Every change that joined is sent (or, if the section left no route, told to try again) before the
-        // section's hold can go; any that join while those are under way go too.
+        // section's hold can go. None joins from here on: the section is forgotten, and later calls go by the lease.
         await rest;
-        while (section.waiting.length > 0) await sendJoined(section, routedTo);
+        await sendJoined(section, routedTo);
       });
       // The lock refused (its change never ran), or sending the joined changes failing after the change was answered.
       held.catch(refuse);
