@@ -178,7 +178,12 @@ interface SessionLease {
 type EndOutcome = { backend: BackendKind } & ({ ok: true; result: EndSessionResult } | { ok: false; error: unknown });
 
 /** One backend's part in ending a session. `required`: it holds the session, so its cleanup must happen. */
-export type EndSessionAttempt = EndOutcome & { required: boolean };
+/**
+ * One backend's end of a session: `required` when that backend holds it; `owed` whether a cleanup of the session
+ * was remembered for that backend as the end began (a RoutingBackend reads that with the route; absent where it
+ * isn't known), so that one ended backend whose record there is none needs no call to forget it.
+ */
+export type EndSessionAttempt = EndOutcome & { required: boolean; owed?: boolean };
 
 /** What is done with a session's end attempts while its lock is still held (session.ts remembers the failed ones). */
 export type SettleAttempts = (attempts: EndSessionAttempt[]) => Promise<void>;
@@ -386,18 +391,20 @@ export class RoutingBackend implements CacheBackend {
   }
 
   /**
-   * Ends the session on each backend that may hold it, and says how each went, so that session cleanup can
-   * remember exactly the ones that couldn't be reached (`settle`, run before the lock is let go). The route
+   * Ends the session on each backend that may hold it, and says how each went and whether a cleanup was owed there
+   * (read with the route, in one read of the store), so that session cleanup can remember exactly the ones that
+   * couldn't be reached and forget only those it had remembered (`settle`, run before the lock is let go). The route
    * goes either way: a session resumed under the same id starts afresh, and a cleanup remembered for the old
    * one is sent before the new one's first change reaches that backend (#change), so it can't touch the new
    * one's items. All of it holds the session's lock exclusively: no write of any context is under way, and the
    * next one finds the route gone. A context whose exclusive lease the session's first write left ends it under
-   * that lease, as its last call, knowing the route: no lock to wait for, no read of the store.
+   * that lease, as its last call, knowing the route and that no cleanup is owed: no lock to wait for, no read of
+   * the store.
    */
   async endSessionEach(sessionId: string, options?: RequestOptions, settle?: SettleAttempts): Promise<EndSessionAttempt[]> {
-    const end = async (known?: SessionRecords) => {
+    const end = async (records: Promise<SessionRecords | undefined>) => {
       this.#met.delete(sessionId);
-      const routed = known ? Promise.resolve(known.routed) : this.#routed(sessionId);
+      const routed = records.then((known) => known?.routed);
       // The route goes as the backends end the session: nobody reads it before the lock is let go.
       const removed = this.backends.length > 1 ? routed.then(() => this.#storage.remove(ROUTE_PREFIX + sessionId)) : routed;
       // Awaited with the backends' answers; a failed read fails it too, and is reported where the read is awaited.
@@ -409,15 +416,20 @@ export class RoutingBackend implements CacheBackend {
       const holder = (await routed) ?? (await this.#newSessionBackend(false));
       if (!up.includes(holder)) told.unshift(endOn(holder, sessionId, options));
       const [outcomes] = await Promise.all([Promise.all(told), removed]);
-      const attempts = outcomes.map((outcome) => ({ ...outcome, required: outcome.backend === holder.kind }));
+      const owing = (await records)?.owing;
+      const attempts = outcomes.map((outcome) => ({
+        ...outcome,
+        required: outcome.backend === holder.kind,
+        ...(owing ? { owed: owing.has(outcome.backend) } : {}),
+      }));
       await settle?.(attempts);
       return attempts;
     };
     // A sessionId that isn't a string can have no route; the backend's own check names the problem.
-    if (typeof sessionId !== "string") return end();
+    if (typeof sessionId !== "string") return end(Promise.resolve(undefined));
     const lease = this.#leases.get(sessionId);
-    const underLease = lease?.exclusive ? lease.kept.last(async () => end(await lease.records)) : undefined;
-    return underLease ?? withExclusiveLock(sessionLockName(sessionId), () => end());
+    const underLease = lease?.exclusive ? lease.kept.last(async () => end(lease.records)) : undefined;
+    return underLease ?? withExclusiveLock(sessionLockName(sessionId), () => end(this.#records(sessionId)));
   }
 
   /**

@@ -102,12 +102,12 @@ export class SessionCleanup {
     // The records are kept while the session's lock is still held, so no first write of the session's next
     // life can come between its end and the record of a cleanup still owed.
     await endSessionEach(this.#client, sessionId, async (attempts) => {
-      // The backends that ended it owe it nothing any more: their records go in one call.
+      // The backends that ended it owe it nothing any more: their records, where there are any, go in one call.
       const done: string[] = [];
       for (const attempt of attempts) {
         const key = PENDING_END_SESSION_PREFIXES[attempt.backend] + sessionId;
         if (attempt.ok) {
-          done.push(key);
+          if (attempt.owed !== false) done.push(key);
           deletedItems += attempt.result.deletedItems;
           freedBytes += attempt.result.freedBytes;
         } else if (attempt.required && attempt.error instanceof StorageUnavailableError) {
