@@ -233,7 +233,7 @@ describe("the writer lease", () => {
   });
 
   it("is let go once unused for LEASE_IDLE_MS, and not before", async (t) => {
-    t.mock.timers.enable({ apis: ["setTimeout"] });
+    t.mock.timers.enable({ apis: ["setTimeout", "Date"] });
     const host = new IdbHost({ indexedDB: new IDBFactory() });
     t.after(() => host.close());
     assert.ok((await call(host, write("conv_i", "turn0001", 1))).ok);
@@ -241,6 +241,10 @@ describe("the writer lease", () => {
     const free = () => lockIsFree(LOCK);
     assert.equal(await free(), false, "held after the write");
     t.mock.timers.tick(LEASE_IDLE_MS - 1);
+    assert.ok((await call(host, write("conv_i", "turn0002", 2))).ok);
+    t.mock.timers.tick(1);
+    assert.equal(await free(), false, "a write meanwhile: the idle time counts from it");
+    t.mock.timers.tick(LEASE_IDLE_MS - 2);
     assert.equal(await free(), false, "and still just before the idle time");
     t.mock.timers.tick(1);
     assert.equal(await free(), true, "let go once unused for LEASE_IDLE_MS");

@@ -18,6 +18,7 @@ import { InProcessBackend } from "../src/backends/in-process.js";
 import { DEMO_EXTENSION_ID } from "../src/demo-extension.js";
 import { InvalidRequestError, StorageUnavailableError } from "../src/errors.js";
 import { createLlmCache, type LlmCache } from "../src/llm-cache.js";
+import { KeptLease } from "../src/locks.js";
 import { lockIsFree } from "./helpers/locks.js";
 import { HOST_RECHECK_MS, LEASE_IDLE_MS, ROUTE_PREFIX, sessionLockName } from "../src/routing.js";
 import type { KeyValueStore } from "../src/storage-area.js";
@@ -578,8 +579,38 @@ describe("routing at the backends' speed", () => {
     assert.deepEqual(await w.storage.get(ROUTE_PREFIX + sessionId), {}, "nothing was written, so nothing is routed");
   });
 
+  it("a lease's calls arm its idle timer once between them, not once each", async (t) => {
+    const w = world(t, { installed: false });
+    const cache = w.worker();
+    const sessionId = session();
+    await cache.client.write({ sessionId, data: { n: 0 }, description: "makes the route" });
+    await cache.client.list({ sessionId });
+    const timers = t.mock.method(globalThis, "setTimeout");
+    for (let n = 0; n < 20; n++) await cache.client.list({ sessionId });
+    const idleTimers = timers.mock.calls.filter((call) => call.arguments[1] === LEASE_IDLE_MS);
+    assert.deepEqual(idleTimers, [], "the timer armed after the first call still stands");
+    assert.equal(await lockIsFree(sessionLockName(sessionId)), false, "and the lease is held");
+  });
+
+  it("a lease whose idle time ends during a call is let go LEASE_IDLE_MS after that call", async (t) => {
+    t.mock.timers.enable({ apis: ["setTimeout", "Date"] });
+    const name = `test.lease.${session()}`;
+    const kept = new KeptLease(name, "shared", () => undefined);
+    await kept.use(() => kept.granted);
+    let finish!: () => void;
+    const long = kept.use(() => new Promise<void>((resolve) => (finish = resolve)));
+    t.mock.timers.tick(LEASE_IDLE_MS);
+    assert.equal(await lockIsFree(name), false, "held while the call is under way");
+    finish();
+    await long;
+    t.mock.timers.tick(LEASE_IDLE_MS - 1);
+    assert.equal(await lockIsFree(name), false, "and after it, until it has been unused for LEASE_IDLE_MS");
+    t.mock.timers.tick(1);
+    assert.equal(await lockIsFree(name), true);
+  });
+
   it("a lease unused for LEASE_IDLE_MS is let go, so a context with nothing to do holds no lock", async (t) => {
-    t.mock.timers.enable({ apis: ["setTimeout"] });
+    t.mock.timers.enable({ apis: ["setTimeout", "Date"] });
     const w = world(t, { installed: false });
     const cache = w.worker();
     const sessionId = session();
@@ -588,7 +619,11 @@ describe("routing at the backends' speed", () => {
     const name = sessionLockName(sessionId);
     const free = () => lockIsFree(name);
     assert.equal(await free(), false, "the list's lease is held after it");
-    t.mock.timers.tick(LEASE_IDLE_MS - 1);
+    t.mock.timers.tick(LEASE_IDLE_MS / 2);
+    await cache.client.list({ sessionId });
+    t.mock.timers.tick(LEASE_IDLE_MS / 2);
+    assert.equal(await free(), false, "a call meanwhile: the idle time counts from it");
+    t.mock.timers.tick(LEASE_IDLE_MS / 2 - 1);
     assert.equal(await free(), false, "and still just before the idle time");
     t.mock.timers.tick(1);
     assert.equal(await free(), true, "let go once unused for LEASE_IDLE_MS");
