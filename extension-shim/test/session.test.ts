@@ -221,7 +221,7 @@ describe("attachToSession", () => {
 
 describe("an idle port", () => {
   it("closes after the quiet time, lets its host exit, and the next call connects again", async (t) => {
-    t.mock.timers.enable({ apis: ["setTimeout"] });
+    t.mock.timers.enable({ apis: ["setTimeout", "Date"] });
     const connect = hostIn(t);
     const client = new NativeCacheClient({ connect, idleCloseMs: 30_000 });
     await client.stats(SESSION);
@@ -243,7 +243,7 @@ describe("an idle port", () => {
   });
 
   it("stays open while a request is waiting, and with idleCloseMs 0 never closes", async (t) => {
-    t.mock.timers.enable({ apis: ["setTimeout"] });
+    t.mock.timers.enable({ apis: ["setTimeout", "Date"] });
     const connect = hostIn(t);
     const keepOpen = new NativeCacheClient({ connect, idleCloseMs: 0 });
     await keepOpen.stats(SESSION);
@@ -257,7 +257,21 @@ describe("an idle port", () => {
     t.mock.timers.tick(1000);
     assert.equal(connect.ports[1]?.connected, true, "a request in flight keeps the port");
     await waiting;
-    t.mock.timers.tick(1000);
+    t.mock.timers.tick(999);
+    assert.equal(connect.ports[1]?.connected, true, "the quiet time counts from the reply");
+    t.mock.timers.tick(1);
     assert.equal(connect.ports[1]?.connected, false);
+  });
+
+  it("arms its close once between calls, not once each", async (t) => {
+    const connect = hostIn(t);
+    const client = new NativeCacheClient({ connect, idleCloseMs: 30_001 });
+    t.after(() => client.close());
+    await client.stats(SESSION);
+    const timers = t.mock.method(globalThis, "setTimeout");
+    for (let n = 0; n < 20; n++) await client.stats(SESSION);
+    assert.deepEqual(timers.mock.calls.filter((call) => call.arguments[1] === 30_001), [], "the close armed after the first call still stands");
+    assert.equal(connect.ports.length, 1);
+    assert.equal(connect.ports[0]?.connected, true);
   });
 });

@@ -116,8 +116,13 @@ export class NativeCacheClient extends ProtocolClient {
   readonly #compression: boolean;
   /** Callers' calls under way; the port counts as idle only when there are none. */
   #calls = 0;
-  /** Closes an idle port; armed whenever the last call under way settles. */
+  /**
+   * Closes an idle port: armed when the last call under way settles and none is armed, and moved on when it fires
+   * and finds a call made since, rather than cleared and armed again by every call.
+   */
   #idleTimer: ReturnType<typeof setTimeout> | undefined;
+  /** When the last call under way settled (Date.now()). */
+  #lastCall = 0;
   /** The open port, if any. Events from any other (older) port are ignored. */
   #port: NativePort | undefined;
   /** Settles when the current port's handshake does; every request waits for it before being sent. */
@@ -181,12 +186,14 @@ export class NativeCacheClient extends ProtocolClient {
   /** Runs a caller's call with the idle close held off from its start until it has settled. */
   async #busy<T>(call: () => Promise<T>): Promise<T> {
     this.#calls++;
-    this.#cancelIdleClose();
     try {
       return await call();
     } finally {
       this.#calls--;
-      if (this.#calls === 0) this.#armIdleClose();
+      if (this.#calls === 0) {
+        this.#lastCall = Date.now();
+        if (this.#idleTimer === undefined) this.#armIdleClose(this.#idleCloseMs);
+      }
     }
   }
 
@@ -343,15 +350,21 @@ export class NativeCacheClient extends ProtocolClient {
     }
   }
 
-  /** Closes the port once it has been idle for idleCloseMs; any request in between cancels that. */
-  #armIdleClose(): void {
-    this.#cancelIdleClose();
+  /**
+   * Closes the port `ms` from now if no call has been under way for idleCloseMs by then; if one has, waits for what
+   * is left of idleCloseMs after the last one settled. A call under way then arms it again once it settles.
+   */
+  #armIdleClose(ms: number): void {
     const port = this.#port;
     if (this.#idleCloseMs <= 0 || port === undefined) return;
     this.#idleTimer = setTimeout(() => {
       this.#idleTimer = undefined;
-      if (this.#calls === 0) this.#drop(port, new StorageUnavailableError({ message: "the idle port to the native host was closed" }));
-    }, this.#idleCloseMs);
+      if (this.#calls > 0) return;
+      const idle = Date.now() - this.#lastCall;
+      // A clock set back can't say how long: closing is always safe, the next call connects again.
+      if (idle >= this.#idleCloseMs || idle < 0) this.#drop(port, new StorageUnavailableError({ message: "the idle port to the native host was closed" }));
+      else this.#armIdleClose(this.#idleCloseMs - idle);
+    }, ms);
   }
 
   #cancelIdleClose(): void {
