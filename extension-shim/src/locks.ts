@@ -18,6 +18,8 @@
  * left. A lease unused for LEASE_IDLE_MS is let go.
  */
 
+import { IdleTimer } from "./idle-timer.js";
+
 export type LockMode = "shared" | "exclusive";
 
 /**
@@ -127,13 +129,8 @@ export class KeptLease {
   /** Calls under way: the lease is let go only when none is, so that none of them is cut short. */
   #uses = 0;
   #dropped = false;
-  /**
-   * The idle timer: armed once the lease is unused, and moved on when it fires and finds a call made since, rather
-   * than cleared and armed again by every call (a timer costs a call about as much as the rest of the lease).
-   */
-  #idle: ReturnType<typeof setTimeout> | undefined;
-  /** When the last call on the lease finished (Date.now()). */
-  #lastUsed = 0;
+  /** Drops the lease once it has been unused for LEASE_IDLE_MS. */
+  readonly #idle = new IdleTimer(LEASE_IDLE_MS, () => this.#uses > 0, () => this.drop());
   /** What waits for the calls under way to finish (`last`), woken as each does. */
   readonly #finished: Array<() => void> = [];
 
@@ -154,7 +151,6 @@ export class KeptLease {
       return await run();
     } finally {
       this.#uses--;
-      this.#lastUsed = Date.now();
       for (const wake of this.#finished.splice(0)) wake();
       this.#settle();
     }
@@ -187,28 +183,11 @@ export class KeptLease {
   #settle(): void {
     if (this.#uses > 0) return;
     if (this.#dropped) {
-      clearTimeout(this.#idle);
+      this.#idle.cancel();
       this.#lease.release();
       return;
     }
-    if (this.#idle === undefined) this.#idleFor(LEASE_IDLE_MS);
-  }
-
-  /**
-   * Drops the lease `ms` from now if it is unused for LEASE_IDLE_MS by then; if a call has been made since, waits
-   * for what is left of LEASE_IDLE_MS after it. A call under way then arms it again when it is done.
-   */
-  #idleFor(ms: number): void {
-    this.#idle = setTimeout(() => {
-      this.#idle = undefined;
-      if (this.#dropped || this.#uses > 0) return;
-      const unused = Date.now() - this.#lastUsed;
-      // A clock set back can't say how long: letting go is always safe, the next call takes a new lease.
-      if (unused >= LEASE_IDLE_MS || unused < 0) this.drop();
-      else this.#idleFor(LEASE_IDLE_MS - unused);
-    }, ms);
-    // In Node (the tests) a lease nobody uses must not keep the process alive; browsers have no unref.
-    (this.#idle as { unref?: () => void }).unref?.();
+    this.#idle.used();
   }
 }
 

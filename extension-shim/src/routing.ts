@@ -177,11 +177,11 @@ interface SessionLease {
 /** How ending a session went on one backend. */
 type EndOutcome = { backend: BackendKind } & ({ ok: true; result: EndSessionResult } | { ok: false; error: unknown });
 
-/** One backend's part in ending a session. `required`: it holds the session, so its cleanup must happen. */
 /**
- * One backend's end of a session: `required` when that backend holds it; `owed` whether a cleanup of the session
- * was remembered for that backend as the end began (a RoutingBackend reads that with the route; absent where it
- * isn't known), so that one ended backend whose record there is none needs no call to forget it.
+ * One backend's part in ending a session. `required`: it holds the session, so its cleanup must happen. `owed`:
+ * whether a cleanup of the session was remembered for that backend as the end began (a RoutingBackend reads that
+ * with the route; absent where it isn't known), so that a backend that ended it and owed nothing needs no record
+ * forgotten.
  */
 export type EndSessionAttempt = EndOutcome & { required: boolean; owed?: boolean };
 

@@ -36,6 +36,7 @@ import {
   type Reply,
 } from "../protocol.js";
 import { checkHostName } from "../host-name.js";
+import { IdleTimer } from "../idle-timer.js";
 
 /** The part of `chrome.runtime.Port` the client uses; a real port fits it, and so can a test's fake. */
 export interface NativePort {
@@ -116,13 +117,8 @@ export class NativeCacheClient extends ProtocolClient {
   readonly #compression: boolean;
   /** Callers' calls under way; the port counts as idle only when there are none. */
   #calls = 0;
-  /**
-   * Closes an idle port: armed when the last call under way settles and none is armed, and moved on when it fires
-   * and finds a call made since, rather than cleared and armed again by every call.
-   */
-  #idleTimer: ReturnType<typeof setTimeout> | undefined;
-  /** When the last call under way settled (Date.now()). */
-  #lastCall = 0;
+  /** Closes the port once no call has been under way for idleCloseMs (made in the constructor). */
+  readonly #idle: IdleTimer;
   /** The open port, if any. Events from any other (older) port are ignored. */
   #port: NativePort | undefined;
   /** Settles when the current port's handshake does; every request waits for it before being sent. */
@@ -141,6 +137,13 @@ export class NativeCacheClient extends ProtocolClient {
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#idleCloseMs = options.idleCloseMs ?? DEFAULT_IDLE_CLOSE_MS;
     this.#compression = options.compression ?? true;
+    this.#idle = new IdleTimer(
+      this.#idleCloseMs,
+      () => this.#calls > 0,
+      () => {
+        if (this.#port) this.#drop(this.#port, new StorageUnavailableError({ message: "the idle port to the native host was closed" }));
+      },
+    );
   }
 
   /** The name of the host this client connects to (`connectNative`'s argument). */
@@ -190,10 +193,7 @@ export class NativeCacheClient extends ProtocolClient {
       return await call();
     } finally {
       this.#calls--;
-      if (this.#calls === 0) {
-        this.#lastCall = Date.now();
-        if (this.#idleTimer === undefined) this.#armIdleClose(this.#idleCloseMs);
-      }
+      if (this.#calls === 0 && this.#idleCloseMs > 0 && this.#port !== undefined) this.#idle.used();
     }
   }
 
@@ -350,28 +350,6 @@ export class NativeCacheClient extends ProtocolClient {
     }
   }
 
-  /**
-   * Closes the port `ms` from now if no call has been under way for idleCloseMs by then; if one has, waits for what
-   * is left of idleCloseMs after the last one settled. A call under way then arms it again once it settles.
-   */
-  #armIdleClose(ms: number): void {
-    const port = this.#port;
-    if (this.#idleCloseMs <= 0 || port === undefined) return;
-    this.#idleTimer = setTimeout(() => {
-      this.#idleTimer = undefined;
-      if (this.#calls > 0) return;
-      const idle = Date.now() - this.#lastCall;
-      // A clock set back can't say how long: closing is always safe, the next call connects again.
-      if (idle >= this.#idleCloseMs || idle < 0) this.#drop(port, new StorageUnavailableError({ message: "the idle port to the native host was closed" }));
-      else this.#armIdleClose(this.#idleCloseMs - idle);
-    }, ms);
-  }
-
-  #cancelIdleClose(): void {
-    if (this.#idleTimer !== undefined) clearTimeout(this.#idleTimer);
-    this.#idleTimer = undefined;
-  }
-
   #timeOut(port: NativePort, id: number, timeoutMs: number): void {
     const pending = this.#pending.get(id);
     if (!pending) return;
@@ -390,7 +368,7 @@ export class NativeCacheClient extends ProtocolClient {
   /** Forgets the port and fails everything that was waiting on it. Events from an older port change nothing. */
   #drop(port: NativePort, error: CacheError): void {
     if (port !== this.#port) return;
-    this.#cancelIdleClose();
+    this.#idle.cancel();
     this.#port = undefined;
     this.#ready.forget();
     this.#hello = undefined;
