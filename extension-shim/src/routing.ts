@@ -402,9 +402,9 @@ export class RoutingBackend implements CacheBackend {
    * the store.
    */
   async endSessionEach(sessionId: string, options?: RequestOptions, settle?: SettleAttempts): Promise<EndSessionAttempt[]> {
-    const end = async (records: Promise<SessionRecords | undefined>) => {
+    const end = async (records: Promise<Partial<SessionRecords>>) => {
       this.#met.delete(sessionId);
-      const routed = records.then((known) => known?.routed);
+      const routed = records.then((known) => known.routed);
       // The route goes as the backends end the session: nobody reads it before the lock is let go.
       const removed = this.backends.length > 1 ? routed.then(() => this.#storage.remove(ROUTE_PREFIX + sessionId)) : routed;
       // Awaited with the backends' answers; a failed read fails it too, and is reported where the read is awaited.
@@ -416,7 +416,7 @@ export class RoutingBackend implements CacheBackend {
       const holder = (await routed) ?? (await this.#newSessionBackend(false));
       if (!up.includes(holder)) told.unshift(endOn(holder, sessionId, options));
       const [outcomes] = await Promise.all([Promise.all(told), removed]);
-      const owing = (await records)?.owing;
+      const { owing } = await records;
       const attempts = outcomes.map((outcome) => ({
         ...outcome,
         required: outcome.backend === holder.kind,
@@ -426,10 +426,13 @@ export class RoutingBackend implements CacheBackend {
       return attempts;
     };
     // A sessionId that isn't a string can have no route; the backend's own check names the problem.
-    if (typeof sessionId !== "string") return end(Promise.resolve(undefined));
+    if (typeof sessionId !== "string") return end(Promise.resolve({}));
     const lease = this.#leases.get(sessionId);
     const underLease = lease?.exclusive ? lease.kept.last(async () => end(lease.records)) : undefined;
-    return underLease ?? withExclusiveLock(sessionLockName(sessionId), () => end(this.#records(sessionId)));
+    // With one backend there is no route to read, and no read for the cleanups either: forgetting one that isn't
+    // there costs what reading it would, so whether one is owed stays unknown.
+    const look = () => (this.backends.length > 1 ? this.#records(sessionId) : Promise.resolve({ routed: this.backends[0] }));
+    return underLease ?? withExclusiveLock(sessionLockName(sessionId), () => end(look()));
   }
 
   /**

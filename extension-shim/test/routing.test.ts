@@ -830,6 +830,17 @@ describe("routing at the backends' speed", () => {
     assert.equal((await listed(a, sessionId)).length, 8);
   });
 
+  it("with one backend, the client's endSession reads nothing from the store: there is no route to find", async (t) => {
+    const w = world(t, { installed: false });
+    const counted = countingStorage(w.storage);
+    const cache = w.worker({ storage: counted, backend: "indexeddb" });
+    const sessionId = session();
+    await cacheNote(cache, sessionId, "in the browser");
+    counted.reads = 0;
+    assert.equal((await cache.client.endSession(sessionId)).deletedItems, 1);
+    assert.equal(counted.reads, 0);
+  });
+
   it("ending a session forgets only the cleanups it had remembered, and touches none where none was owed", async (t) => {
     const w = world(t, { installed: true });
     const counted = countingStorage(w.storage);
